@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build, boot and test the dynamic text registry patch set on Linux 6.1.y.
+#
+#   make check      build everything, boot it under QEMU, run all tests
+#   make run        build everything, boot it, show the live demo
+#   make baseline   build stock 6.1 with the same config (build/stock)
+#   make kernel | perf | selftests | module
+#   make vm CMD="..."          run one command in the patched guest
+#   make vm-stock CMD="..."    the same on the stock kernel
+#
+# KERNEL_SRC=/path/to/linux-6.1.y (a tree or a tarball) replaces Debian's
+# linux-source-6.1.  DEBUG=1 adds configs/debug.config (own tree).
+
+TOP    := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+B      := $(TOP)/build
+JOBS   ?= $(shell nproc)
+DEBUG  ?= 0
+
+ifeq ($(DEBUG),1)
+KTREE  := $(B)/kernel-debug
+FRAGS  := $(TOP)/configs/base.config $(TOP)/configs/debug.config
+else
+KTREE  := $(B)/kernel
+FRAGS  := $(TOP)/configs/base.config
+endif
+# The stock kernel gets the same fragments minus the patch set's own.
+STOCK_FRAGS := $(FRAGS)
+FRAGS  += $(TOP)/configs/dyntext.config
+STOCK  := $(B)/stock
+BZIMAGE := $(KTREE)/arch/x86/boot/bzImage
+STOCK_BZIMAGE := $(STOCK)/arch/x86/boot/bzImage
+PERF   := $(B)/perf/perf
+ST_OUT := $(B)/selftests/dyntext
+ST_BINS := $(addprefix $(ST_OUT)/,ksym_abi bpf_images visibility ool module_kallsyms module_records perf_tools)
+
+export CCACHE_BASEDIR := $(B)
+export CCACHE_NOHASHDIR := 1
+KBUILD_VARS := CC="ccache gcc" HOSTCC="ccache gcc" \
+	KBUILD_BUILD_TIMESTAMP="2026-01-01" KBUILD_BUILD_USER=dyntext \
+	KBUILD_BUILD_HOST=vm
+KMAKE = $(MAKE) -s -C $(1) -j$(JOBS) $(KBUILD_VARS)
+TIMEOUT ?= 900
+
+.PHONY: all deps tree kernel perf selftests module check run baseline bench \
+	vm vm-stock clean FORCE
+
+all: kernel perf selftests
+
+deps:
+	@$(TOP)/scripts/install-deps
+
+tree: deps
+	@$(TOP)/scripts/prepare-tree $(KTREE) patched
+
+kernel: tree
+	@$(TOP)/scripts/configure-kernel $(KTREE) $(FRAGS)
+	@echo "  BUILD   kernel ($$(cat $(KTREE)/.base-version))"
+	@$(call KMAKE,$(KTREE)) bzImage modules
+	@$(call KMAKE,$(KTREE)) headers >/dev/null
+
+perf: kernel
+	@echo "  BUILD   perf"
+	@mkdir -p $(B)/perf
+	@$(MAKE) -s -C $(KTREE)/tools/perf -j$(JOBS) O=$(B)/perf \
+		CC="ccache gcc" NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JEVENTS=1 \
+		LIBBPF_DYNAMIC=1 LIBTRACEEVENT_DYNAMIC=1 WERROR=0 \
+		> $(B)/perf-build.log 2>&1 || { tail -30 $(B)/perf-build.log; exit 1; }
+
+selftests module: kernel
+	@echo "  BUILD   selftests"
+	@mkdir -p $(ST_OUT)
+	@$(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
+		OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
+		all
+
+# One boot of the patched kernel runs KUnit (at boot) and every kselftest,
+# then dumps the BPF lines of /proc/kallsyms for a workload; one boot of the
+# stock kernel dumps the same, and the report compares the two.
+DUMP := $(ST_OUT)/dyntext_bench dump
+check: kernel perf selftests baseline
+	@rm -rf $(B)/check $(B)/check-stock && mkdir -p $(B)/check
+	@for t in $(ST_BINS); do \
+		echo "$$(basename $$(dirname $$t))_$$(basename $$t)"; \
+	done > $(B)/check/expected
+	@$(TOP)/scripts/vm-run --job $(B)/check --timeout $(TIMEOUT) \
+		-- sh -c '$(TOP)/scripts/guest-check /run/job/results $(ST_BINS); \
+			rc=$$?; $(DUMP) > /run/job/kallsyms-bpf.patched; exit $$rc' \
+		|| echo "make check: the guest run ended with status $$?"
+	@$(TOP)/scripts/vm-run --kernel $(STOCK_BZIMAGE) --job $(B)/check-stock \
+		--quiet --timeout $(TIMEOUT) -- sh -c '$(DUMP) > /run/job/out.dump' \
+		&& cp $(B)/check-stock/out.dump $(B)/check/kallsyms-bpf.stock \
+		|| echo "make check: the stock guest run ended with status $$?"
+	@echo
+	@$(TOP)/scripts/report $(B)/check
+
+# Stock and patched side by side: BENCH_ROUNDS (3) interleaved boots each.
+bench: kernel perf selftests baseline
+	@$(TOP)/scripts/bench $(BZIMAGE) $(STOCK_BZIMAGE) $(ST_OUT) $(PERF) $(B)/bench
+
+run: kernel perf selftests
+	@$(TOP)/scripts/vm-run --timeout $(TIMEOUT) -- $(TOP)/scripts/demo $(PERF) $(ST_OUT)
+
+baseline: deps
+	@$(TOP)/scripts/prepare-tree $(STOCK) stock
+	@$(TOP)/scripts/configure-kernel $(STOCK) $(STOCK_FRAGS)
+	@echo "  BUILD   stock kernel ($$(cat $(STOCK)/.base-version))"
+	@$(call KMAKE,$(STOCK)) bzImage modules
+
+vm: kernel
+	@$(TOP)/scripts/vm-run --timeout $(TIMEOUT) -- sh -c '$(CMD)'
+
+vm-stock: baseline
+	@$(TOP)/scripts/vm-run --kernel $(STOCK_BZIMAGE) --timeout $(TIMEOUT) -- sh -c '$(CMD)'
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Dynamic text registry: one list of the executable regions the kernel
+ * creates at run time (JITed BPF programs, trampolines, ...), one lookup
+ * for them, and one place that announces them to perf.
+ *
+ * See Documentation/core-api/dyntext.rst.
+ */
+#ifndef _LINUX_DYNTEXT_H
+#define _LINUX_DYNTEXT_H
+
+#include <linux/types.h>
+#include <linux/list.h>
+#include <linux/rbtree_latch.h>
+
+/**
+ * struct dyntext_class - what all regions of one producer have in common
+ * @owner:	tag shown in brackets in /proc/kallsyms ("bpf", ...)
+ * @ksym_type:	PERF_RECORD_KSYMBOL_TYPE_* of the records for these regions
+ * @sym_type:	symbol type letter shown in /proc/kallsyms ('t')
+ * @not_in_kallsyms: /proc/kallsyms lists the symbols inside these regions
+ *		by other means (a module's own symbols), not the regions
+ * @listed:	optional; when it returns false, regions of this class are
+ *		neither listed in /proc/kallsyms nor announced to perf
+ */
+struct dyntext_class {
+	const char	*owner;
+	u16		ksym_type;
+	char		sym_type;
+	bool		not_in_kallsyms;
+	bool		(*listed)(void);
+};
+
+/**
+ * struct dyntext - one registered region of run-time generated text
+ * @start:	first byte of the region
+ * @end:	one past the last byte
+ * @name:	symbol name; the storage belongs to the caller and must stay
+ *		unchanged while the region is registered
+ * @class:	the producer's class
+ * @tnode:	latch tree node (lock-free lookup), registry-private
+ * @lnode:	list node (iteration in registration order), registry-private
+ *
+ * Embed it in the producer's object and initialise it with dyntext_init().
+ * The memory must stay valid for an RCU grace period after dyntext_del().
+ */
+struct dyntext {
+	unsigned long			start;
+	unsigned long			end;
+	const char			*name;
+	const struct dyntext_class	*class;
+	struct latch_tree_node		tnode;
+	struct list_head		lnode;
+};
+
+/**
+ * struct dyntext_iter - cursor of a walk over the registry
+ * @cur:	the entry at @idx, valid while @gen is the registry's generation
+ * @idx:	index of @cur among the listed entries
+ * @gen:	registry generation when @cur was taken
+ *
+ * Zero-initialise it; the walk resumes in O(1) from where it stopped as
+ * long as nothing was deleted in between.
+ */
+struct dyntext_iter {
+	struct dyntext	*cur;
+	unsigned int	idx;
+	unsigned long	gen;
+};
+
+#ifdef CONFIG_DYNTEXT
+void dyntext_init(struct dyntext *dt, unsigned long start, unsigned long size,
+		  const char *name, const struct dyntext_class *class);
+int dyntext_add(struct dyntext *dt);
+int dyntext_del(struct dyntext *dt);
+bool dyntext_registered(const struct dyntext *dt);
+struct dyntext *dyntext_find(unsigned long addr);
+bool is_dyntext_address(unsigned long addr);
+const char *dyntext_address_lookup(unsigned long addr, unsigned long *size,
+				   unsigned long *off, char *namebuf);
+int dyntext_get_kallsym(struct dyntext_iter *it, unsigned int symnum,
+			unsigned long *value, char *type, char *name,
+			char *owner, size_t owner_len);
+int dyntext_check(unsigned int *nr);
+#else
+static inline bool dyntext_registered(const struct dyntext *dt)
+{
+	return false;
+}
+
+static inline struct dyntext *dyntext_find(unsigned long addr)
+{
+	return NULL;
+}
+
+static inline bool is_dyntext_address(unsigned long addr)
+{
+	return false;
+}
+
+static inline const char *dyntext_address_lookup(unsigned long addr,
+						 unsigned long *size,
+						 unsigned long *off,
+						 char *namebuf)
+{
+	return NULL;
+}
+
+static inline int dyntext_get_kallsym(struct dyntext_iter *it,
+				      unsigned int symnum,
+				      unsigned long *value, char *type,
+				      char *name, char *owner,
+				      size_t owner_len)
+{
+	return -ERANGE;
+}
+#endif
+
+/**
+ * dyntext_show_value - may @cred see the addresses of dynamic text?
+ * @cred: credentials of the reader (an opener of /proc/kallsyms, the owner
+ *	  of a perf event)
+ *
+ * The one visibility rule for dynamic text: /proc/kallsyms shows an
+ * address exactly when this is true for the opener, and a perf event
+ * receives PERF_RECORD_KSYMBOL records exactly when it was true for the
+ * event's opener.  It is kallsyms_show_value(): kptr_restrict,
+ * perf_event_paranoid and CAP_SYSLOG.
+ *
+ * A macro so that this header need not include <linux/kallsyms.h>; users
+ * include it.
+ *
+ * Return: true if @cred may see the addresses.
+ */
+#define dyntext_show_value(cred)	kallsyms_show_value(cred)
+
+#endif /* _LINUX_DYNTEXT_H */

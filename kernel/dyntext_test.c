@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the dynamic text registry (included by kernel/dyntext.c,
+ * so that they can check its internal state).
+ *
+ * The regions registered here are ranges of a vmalloc'ed buffer: the
+ * registry never executes or reads the text, and a real allocation keeps
+ * the ranges clear of anything else in the address space.
+ */
+#include <kunit/test.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/kallsyms.h>
+#include <linux/kernel.h>
+#include <linux/kthread.h>
+#include <linux/vmalloc.h>
+
+#define DT_TEST_OWNER "dyntext_kunit"
+
+static bool dt_test_listed_flag = true;
+
+static bool dt_test_listed(void)
+{
+	return READ_ONCE(dt_test_listed_flag);
+}
+
+static const struct dyntext_class dt_test_class = {
+	.owner		= DT_TEST_OWNER,
+	.ksym_type	= PERF_RECORD_KSYMBOL_TYPE_OOL,
+	.sym_type	= 't',
+	.listed		= dt_test_listed,
+};
+
+struct dt_test_region {
+	struct dyntext	dt;
+	char		name[32];
+};
+
+struct dt_test_ctx {
+	unsigned char		*buf;
+	size_t			size;
+	struct dt_test_region	*r;
+	unsigned int		nr;
+	unsigned int		base_nr;
+};
+
+static int dt_test_init(struct kunit *test)
+{
+	struct dt_test_ctx *ctx;
+	unsigned int i;
+
+	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	ctx->nr = 10000;
+	ctx->size = PAGE_SIZE * 64;
+	ctx->buf = vmalloc(ctx->size);
+	KUNIT_ASSERT_NOT_NULL(test, ctx->buf);
+	ctx->r = vzalloc(sizeof(*ctx->r) * ctx->nr);
+	KUNIT_ASSERT_NOT_NULL(test, ctx->r);
+	for (i = 0; i < ctx->nr; i++)
+		INIT_LIST_HEAD(&ctx->r[i].dt.lnode);
+	KUNIT_ASSERT_EQ(test, 0, dyntext_check(&ctx->base_nr));
+	test->priv = ctx;
+	return 0;
+}
+
+static void dt_test_exit(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	unsigned int i, nr;
+
+	for (i = 0; i < ctx->nr; i++)
+		if (dyntext_registered(&ctx->r[i].dt))
+			dyntext_del(&ctx->r[i].dt);
+	synchronize_rcu();
+	KUNIT_EXPECT_EQ(test, 0, dyntext_check(&nr));
+	KUNIT_EXPECT_EQ(test, ctx->base_nr, nr);
+	vfree(ctx->r);
+	vfree(ctx->buf);
+	WRITE_ONCE(dt_test_listed_flag, true);
+}
+
+/* Region @i covers [buf + off, buf + off + len). */
+static struct dyntext *dt_test_region(struct dt_test_ctx *ctx, unsigned int i,
+				      size_t off, size_t len)
+{
+	struct dt_test_region *r = &ctx->r[i];
+
+	snprintf(r->name, sizeof(r->name), "dyntext_kunit_%u", i);
+	dyntext_init(&r->dt, (unsigned long)ctx->buf + off, len, r->name,
+		     &dt_test_class);
+	return &r->dt;
+}
+
+static void dt_test_consistent(struct kunit *test, unsigned int expect_nr)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	unsigned int nr;
+
+	KUNIT_EXPECT_EQ(test, 0, dyntext_check(&nr));
+	KUNIT_EXPECT_EQ(test, ctx->base_nr + expect_nr, nr);
+}
+
+static void dyntext_test_boundaries(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	unsigned long start = (unsigned long)ctx->buf + 256;
+	char namebuf[KSYM_NAME_LEN];
+	unsigned long size, off;
+	struct dyntext *dt;
+
+	dt = dt_test_region(ctx, 0, 256, 64);
+	KUNIT_EXPECT_FALSE(test, dyntext_registered(dt));
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(dt));
+	KUNIT_EXPECT_TRUE(test, dyntext_registered(dt));
+
+	rcu_read_lock();
+	KUNIT_EXPECT_PTR_EQ(test, dt, dyntext_find(start));
+	KUNIT_EXPECT_PTR_EQ(test, dt, dyntext_find(start + 63));
+	KUNIT_EXPECT_NULL(test, dyntext_find(start + 64));
+	KUNIT_EXPECT_NULL(test, dyntext_find(start - 1));
+	rcu_read_unlock();
+	KUNIT_EXPECT_TRUE(test, is_dyntext_address(start));
+	KUNIT_EXPECT_TRUE(test, is_dyntext_address(start + 63));
+	KUNIT_EXPECT_FALSE(test, is_dyntext_address(start + 64));
+	KUNIT_EXPECT_FALSE(test, is_dyntext_address(start - 1));
+
+	KUNIT_ASSERT_PTR_EQ(test, (const char *)namebuf,
+			    dyntext_address_lookup(start + 63, &size, &off,
+						   namebuf));
+	KUNIT_EXPECT_STREQ(test, "dyntext_kunit_0", namebuf);
+	KUNIT_EXPECT_EQ(test, 64UL, size);
+	KUNIT_EXPECT_EQ(test, 63UL, off);
+	KUNIT_EXPECT_NULL(test, dyntext_address_lookup(start + 64, &size,
+						       &off, namebuf));
+
+	/* What unwinders and %pS see. */
+	KUNIT_EXPECT_TRUE(test, kernel_text_address(start));
+	KUNIT_EXPECT_TRUE(test, kernel_text_address(start + 63));
+	KUNIT_EXPECT_FALSE(test, kernel_text_address(start + 64));
+	sprint_symbol(namebuf, start + 63);
+	KUNIT_EXPECT_STREQ(test, "dyntext_kunit_0+0x3f/0x40", namebuf);
+	dt_test_consistent(test, 1);
+
+	KUNIT_EXPECT_EQ(test, 0, dyntext_del(dt));
+	KUNIT_EXPECT_FALSE(test, dyntext_registered(dt));
+	KUNIT_EXPECT_FALSE(test, is_dyntext_address(start));
+	KUNIT_EXPECT_FALSE(test, is_dyntext_address(start + 63));
+	dt_test_consistent(test, 0);
+}
+
+static void dyntext_test_misuse(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	unsigned long base = (unsigned long)ctx->buf;
+	char *longname;
+	struct dyntext *a, *b;
+
+	a = dt_test_region(ctx, 0, 1024, 256);
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(a));
+
+	/* Double add of the same entry. */
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(a));
+
+	/* Overlaps: same range, left, right, inside, around. */
+	b = dt_test_region(ctx, 1, 1024, 256);
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
+	b = dt_test_region(ctx, 1, 1024 - 16, 17);
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
+	b = dt_test_region(ctx, 1, 1024 + 255, 16);
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
+	b = dt_test_region(ctx, 1, 1024 + 8, 8);
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
+	b = dt_test_region(ctx, 1, 512, 2048);
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
+	KUNIT_EXPECT_FALSE(test, dyntext_registered(b));
+	dt_test_consistent(test, 1);
+
+	/* Adjacent on both sides is fine. */
+	b = dt_test_region(ctx, 1, 1024 - 16, 16);
+	KUNIT_EXPECT_EQ(test, 0, dyntext_add(b));
+	b = dt_test_region(ctx, 2, 1024 + 256, 16);
+	KUNIT_EXPECT_EQ(test, 0, dyntext_add(b));
+	dt_test_consistent(test, 3);
+
+	/* Empty and wrapping ranges. */
+	b = dt_test_region(ctx, 3, 4096, 0);
+	KUNIT_EXPECT_EQ(test, -EINVAL, dyntext_add(b));
+	b = dt_test_region(ctx, 3, 4096, 0);
+	b->start = ULONG_MAX - 15;
+	b->end = b->start + 32;
+	KUNIT_EXPECT_EQ(test, -EINVAL, dyntext_add(b));
+
+	/* The core kernel's text. */
+	b = dt_test_region(ctx, 3, 0, 16);
+	b->start = (unsigned long)_stext + 16;
+	b->end = b->start + 16;
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
+	b->start = (unsigned long)_stext - 8;
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
+
+	/* Names: NULL, empty, too long; the longest allowed works. */
+	b = dt_test_region(ctx, 3, 4096, 16);
+	b->name = NULL;
+	KUNIT_EXPECT_EQ(test, -EINVAL, dyntext_add(b));
+	b->name = "";
+	KUNIT_EXPECT_EQ(test, -EINVAL, dyntext_add(b));
+	longname = kunit_kzalloc(test, KSYM_NAME_LEN + 1, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, longname);
+	memset(longname, 'x', KSYM_NAME_LEN);
+	b->name = longname;
+	KUNIT_EXPECT_EQ(test, -EINVAL, dyntext_add(b));
+	longname[KSYM_NAME_LEN - 1] = '\0';
+	KUNIT_EXPECT_EQ(test, 0, dyntext_add(b));
+	KUNIT_EXPECT_EQ(test, 0, dyntext_del(b));
+	b->class = NULL;
+	b->name = "dyntext_kunit_noclass";
+	KUNIT_EXPECT_EQ(test, -EINVAL, dyntext_add(b));
+	KUNIT_EXPECT_EQ(test, -EINVAL, dyntext_add(NULL));
+
+	/* Deleting what is not registered, or twice. */
+	b = dt_test_region(ctx, 4, 8192, 16);
+	KUNIT_EXPECT_EQ(test, -ENOENT, dyntext_del(b));
+	KUNIT_EXPECT_EQ(test, -ENOENT, dyntext_del(NULL));
+	KUNIT_EXPECT_EQ(test, 0, dyntext_del(a));
+	KUNIT_EXPECT_EQ(test, -ENOENT, dyntext_del(a));
+	dt_test_consistent(test, 2);
+	KUNIT_EXPECT_FALSE(test, is_dyntext_address(base + 1024));
+	KUNIT_EXPECT_TRUE(test, is_dyntext_address(base + 1024 - 16));
+	KUNIT_EXPECT_TRUE(test, is_dyntext_address(base + 1024 + 256));
+}
+
+/* Walk /proc/kallsyms' view and collect this test's regions in order. */
+static unsigned int dt_test_walk(struct kunit *test, struct dyntext_iter *it,
+				 unsigned long *addrs, unsigned int max)
+{
+	char name[KSYM_NAME_LEN], owner[64];
+	unsigned int symnum, n = 0;
+	unsigned long value;
+	char type;
+
+	for (symnum = 0; ; symnum++) {
+		if (dyntext_get_kallsym(it, symnum, &value, &type, name,
+					owner, sizeof(owner)))
+			break;
+		if (strcmp(owner, DT_TEST_OWNER))
+			continue;
+		KUNIT_EXPECT_EQ(test, 't', type);
+		if (n < max)
+			addrs[n] = value;
+		n++;
+	}
+	return n;
+}
+
+static void dyntext_test_iteration(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	char name[KSYM_NAME_LEN], owner[64];
+	struct dyntext_iter it = {};
+	unsigned long addrs[8], value;
+	unsigned int i, symnum;
+	struct dyntext *dt;
+	char type;
+	int ret;
+
+	/* Registration order, not address order. */
+	for (i = 0; i < 5; i++) {
+		dt = dt_test_region(ctx, i, (4 - i) * 64, 32);
+		KUNIT_ASSERT_EQ(test, 0, dyntext_add(dt));
+	}
+	KUNIT_EXPECT_EQ(test, 5U, dt_test_walk(test, &it, addrs, 8));
+	for (i = 0; i < 5; i++)
+		KUNIT_EXPECT_EQ(test, (unsigned long)ctx->buf + (4 - i) * 64,
+				addrs[i]);
+
+	/* A delete mid-walk invalidates the cursor; the walk restarts. */
+	memset(&it, 0, sizeof(it));
+	for (symnum = 0; ; symnum++) {
+		ret = dyntext_get_kallsym(&it, symnum, &value, &type, name,
+					  owner, sizeof(owner));
+		KUNIT_ASSERT_EQ(test, 0, ret);
+		if (!strcmp(owner, DT_TEST_OWNER))
+			break;
+	}
+	KUNIT_EXPECT_STREQ(test, "dyntext_kunit_0", name);
+	KUNIT_EXPECT_EQ(test, 0, dyntext_del(&ctx->r[1].dt));
+	ret = dyntext_get_kallsym(&it, symnum + 1, &value, &type, name,
+				  owner, sizeof(owner));
+	KUNIT_ASSERT_EQ(test, 0, ret);
+	KUNIT_EXPECT_STREQ(test, "dyntext_kunit_2", name);
+	ret = dyntext_get_kallsym(&it, symnum, &value, &type, name, owner,
+				  sizeof(owner));
+	KUNIT_ASSERT_EQ(test, 0, ret);
+	KUNIT_EXPECT_STREQ(test, "dyntext_kunit_0", name);
+
+	/* An added region shows up at the end of a walk in progress. */
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(dt_test_region(ctx, 5, 4096, 8)));
+	KUNIT_EXPECT_EQ(test, 5U, dt_test_walk(test, &it, addrs, 8));
+	KUNIT_EXPECT_EQ(test, (unsigned long)ctx->buf + 4096, addrs[4]);
+
+	/* Unlisted classes are not walked but are still found. */
+	WRITE_ONCE(dt_test_listed_flag, false);
+	memset(&it, 0, sizeof(it));
+	KUNIT_EXPECT_EQ(test, 0U, dt_test_walk(test, &it, addrs, 8));
+	KUNIT_EXPECT_TRUE(test, is_dyntext_address((unsigned long)ctx->buf));
+	WRITE_ONCE(dt_test_listed_flag, true);
+	dt_test_consistent(test, 5);
+}
+
+static void dyntext_test_many(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	const size_t len = ctx->size / ctx->nr;
+	struct dyntext_iter it = {};
+	char namebuf[KSYM_NAME_LEN];
+	unsigned long addrs[1], size, off, a;
+	unsigned int i, bad = 0;
+	struct dyntext *dt;
+
+	KUNIT_ASSERT_GE(test, len, (size_t)4);
+	/* Interleave the order: even slots first, then odd ones. */
+	for (i = 0; i < ctx->nr; i += 2) {
+		dt = dt_test_region(ctx, i, i * len, len);
+		KUNIT_ASSERT_EQ(test, 0, dyntext_add(dt));
+	}
+	for (i = 1; i < ctx->nr; i += 2) {
+		dt = dt_test_region(ctx, i, i * len, len);
+		KUNIT_ASSERT_EQ(test, 0, dyntext_add(dt));
+	}
+	dt_test_consistent(test, ctx->nr);
+	KUNIT_EXPECT_EQ(test, ctx->nr, dt_test_walk(test, &it, addrs, 1));
+	KUNIT_EXPECT_EQ(test, (unsigned long)ctx->buf, addrs[0]);
+
+	for (i = 0; i < ctx->nr; i++) {
+		a = (unsigned long)ctx->buf + i * len;
+		if (!dyntext_address_lookup(a + len - 1, &size, &off,
+					    namebuf) ||
+		    strcmp(namebuf, ctx->r[i].name) || size != len ||
+		    off != len - 1)
+			bad++;
+	}
+	KUNIT_EXPECT_EQ(test, 0U, bad);
+
+	for (i = 0; i < ctx->nr; i += 3)
+		KUNIT_ASSERT_EQ(test, 0, dyntext_del(&ctx->r[i].dt));
+	dt_test_consistent(test, ctx->nr - (ctx->nr + 2) / 3);
+	for (i = 0, bad = 0; i < ctx->nr; i++) {
+		a = (unsigned long)ctx->buf + i * len;
+		if (is_dyntext_address(a) != !!(i % 3))
+			bad++;
+	}
+	KUNIT_EXPECT_EQ(test, 0U, bad);
+}
+
+struct dt_test_reader {
+	struct dt_test_ctx	*ctx;
+	unsigned int		slots;
+	size_t			len;
+	atomic_t		stop;
+	unsigned long		lookups;
+	unsigned long		hits;
+	unsigned long		bad;
+	struct completion	done;
+};
+
+static int dt_test_reader_fn(void *arg)
+{
+	struct dt_test_reader *rd = arg;
+	unsigned long a, seed = 1;
+	struct dyntext *dt;
+	unsigned int slot;
+
+	while (!atomic_read(&rd->stop)) {
+		seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+		slot = (seed >> 33) % rd->slots;
+		a = (unsigned long)rd->ctx->buf + slot * rd->len +
+		    (seed >> 13) % rd->len;
+		rcu_read_lock();
+		dt = dyntext_find(a);
+		if (dt) {
+			rd->hits++;
+			if (dt != &rd->ctx->r[slot].dt || a < dt->start ||
+			    a >= dt->end)
+				rd->bad++;
+		}
+		rcu_read_unlock();
+		rd->lookups++;
+		if (!(rd->lookups & 1023))
+			cond_resched();
+	}
+	complete(&rd->done);
+	return 0;
+}
+
+static void dyntext_test_concurrent(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	struct dt_test_reader rd = {
+		.ctx = ctx,
+		.slots = 64,
+		.len = 64,
+	};
+	struct task_struct *t;
+	unsigned int round, slot, ops = 0;
+	struct dyntext *dt;
+	int cpu;
+
+	init_completion(&rd.done);
+	t = kthread_create(dt_test_reader_fn, &rd, "dyntext_kunit_rd");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	if (cpu < nr_cpu_ids)
+		kthread_bind(t, cpu);
+	wake_up_process(t);
+
+	for (round = 0; round < 200; round++) {
+		for (slot = round & 1; slot < rd.slots; slot += 2, ops++) {
+			dt = dt_test_region(ctx, slot, slot * rd.len, rd.len);
+			KUNIT_ASSERT_EQ(test, 0, dyntext_add(dt));
+		}
+		for (slot = round & 1; slot < rd.slots; slot += 2, ops++)
+			KUNIT_ASSERT_EQ(test, 0, dyntext_del(&ctx->r[slot].dt));
+		/* Entries are reused: let readers finish with them first. */
+		synchronize_rcu();
+		cond_resched();
+	}
+	atomic_set(&rd.stop, 1);
+	wait_for_completion(&rd.done);
+	kunit_info(test, "%u adds/deletes against %lu lookups (%lu hits)\n",
+		   ops, rd.lookups, rd.hits);
+	KUNIT_EXPECT_EQ(test, 0UL, rd.bad);
+	KUNIT_EXPECT_GT(test, rd.lookups, 0UL);
+	dt_test_consistent(test, 0);
+}
+
+static struct kunit_case dyntext_test_cases[] = {
+	KUNIT_CASE(dyntext_test_boundaries),
+	KUNIT_CASE(dyntext_test_misuse),
+	KUNIT_CASE(dyntext_test_iteration),
+	KUNIT_CASE(dyntext_test_many),
+	KUNIT_CASE(dyntext_test_concurrent),
+	{}
+};
+
+static struct kunit_suite dyntext_test_suite = {
+	.name		= "dyntext",
+	.init		= dt_test_init,
+	.exit		= dt_test_exit,
+	.test_cases	= dyntext_test_cases,
+};
+
+kunit_test_suite(dyntext_test_suite);

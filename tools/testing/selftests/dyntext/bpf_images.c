@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * BPF trampolines and the XDP dispatcher: their PERF_RECORD_KSYMBOL
+ * records on attach and detach, and their /proc/kallsyms lines.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_link.h>
+
+#include "../kselftest_harness.h"
+#include "records.h"
+#include "bpf_images.skel.h"
+
+#define IMAGE_LEN 4096	/* trampolines and dispatchers take one page */
+
+static int kallsyms_line(__u64 addr, const char *name)
+{
+	char line[KSYM_NAME_LEN + 64];
+
+	snprintf(line, sizeof(line), "%016llx t %s\t[bpf]\n",
+		 (unsigned long long)addr, name);
+	return kallsyms_count_line(line);
+}
+
+/* How many [bpf] lines of /proc/kallsyms carry name (any address). */
+static int kallsyms_name_count(const char *name)
+{
+	return kallsyms_sym_count(name, "bpf", 0, NULL, NULL);
+}
+
+FIXTURE(images) {
+	struct rec_stream s;
+	struct bpf_images *skel;
+};
+
+FIXTURE_SETUP(images)
+{
+	if (geteuid())
+		SKIP(return, "needs root");
+	ASSERT_EQ(0, rec_pin_cpu());
+	ASSERT_EQ(0, rec_stream_open(&self->s, 64));
+	self->skel = bpf_images__open_and_load();
+	ASSERT_NE(NULL, self->skel);
+}
+
+FIXTURE_TEARDOWN(images)
+{
+	bpf_images__destroy(self->skel);
+	rec_stream_close(&self->s);
+}
+
+TEST_F(images, trampoline)
+{
+	char name[KSYM_NAME_LEN];
+	const struct rec *reg, *unreg;
+	struct bpf_link *link;
+	size_t reg_idx;
+	__u64 addr;
+
+	ASSERT_EQ(0, bpf_trampoline_name("bpf_fentry_test1", name, sizeof(name)));
+	ASSERT_EQ(0, kallsyms_name_count(name));
+
+	link = bpf_program__attach(self->skel->progs.images_fentry);
+	ASSERT_NE(NULL, link);
+	reg = rec_wait_name(&self->s, name, 0);
+	if (!reg) {
+		size_t i;
+
+		for (i = 0; i < self->s.nr; i++)
+			if (self->s.recs[i].type == PERF_RECORD_KSYMBOL)
+				TH_LOG("seen: %s", self->s.recs[i].name);
+	}
+	ASSERT_NE(NULL, reg) TH_LOG("no register record for %s", name);
+	addr = reg->addr;
+	reg_idx = reg - self->s.recs;
+	EXPECT_EQ(IMAGE_LEN, reg->len);
+	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_BPF, reg->ksym_type);
+	EXPECT_EQ(1, rec_count_ksym(&self->s, addr, 0));
+	EXPECT_EQ(1, kallsyms_line(addr, name));
+	EXPECT_EQ(1, kallsyms_name_count(name));
+
+	bpf_link__destroy(link);
+	unreg = rec_wait_name(&self->s, name, PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER);
+	ASSERT_NE(NULL, unreg) TH_LOG("no unregister record for %s", name);
+	EXPECT_EQ(addr, unreg->addr);
+	EXPECT_EQ(IMAGE_LEN, unreg->len);
+	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_BPF, unreg->ksym_type);
+	EXPECT_EQ(1, rec_count_ksym(&self->s, addr, 0));
+	EXPECT_EQ(1, rec_count_ksym(&self->s, addr,
+				    PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER));
+	EXPECT_GT((size_t)(unreg - self->s.recs), reg_idx);
+	EXPECT_EQ(0, kallsyms_name_count(name));
+	EXPECT_EQ(0, self->s.lost);
+}
+
+TEST_F(images, dispatcher)
+{
+	const char *name = "bpf_dispatcher_xdp";
+	int ifindex = if_nametoindex("lo");
+	int prog = bpf_program__fd(self->skel->progs.images_xdp);
+	const struct rec *reg;
+	int before;
+
+	ASSERT_NE(0, ifindex);
+	before = kallsyms_name_count(name);
+	ASSERT_GE(before, 0);
+	ASSERT_LE(before, 1);
+	ASSERT_EQ(0, bpf_xdp_attach(ifindex, prog, XDP_FLAGS_SKB_MODE, NULL));
+	ASSERT_EQ(0, bpf_xdp_detach(ifindex, XDP_FLAGS_SKB_MODE, NULL));
+	/* The dispatcher's image is made on first use and kept for good. */
+	EXPECT_EQ(1, kallsyms_name_count(name));
+	if (before)
+		return;
+	reg = rec_wait_name(&self->s, name, 0);
+	ASSERT_NE(NULL, reg);
+	EXPECT_EQ(IMAGE_LEN, reg->len);
+	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_BPF, reg->ksym_type);
+	EXPECT_EQ(1, kallsyms_line(reg->addr, name));
+	EXPECT_TRUE(!rec_find_name(&self->s, name,
+				   PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The existing ksymbol/BPF_EVENT ABI, as stock 6.1 emits it: load a BPF
+ * program with two subprograms, unload it, and check every record a
+ * system-wide side-band event receives against bpf_prog_info and
+ * /proc/kallsyms.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "../kselftest_harness.h"
+#include "records.h"
+#include "ksym_abi.skel.h"
+
+#define NR_FUNCS 3
+
+struct prog_view {
+	__u32 id;
+	__u8 tag[BPF_TAG_SIZE];
+	__u32 nr;
+	__u64 addr[NR_FUNCS];
+	__u32 len[NR_FUNCS];
+	char name[NR_FUNCS][KSYM_NAME_LEN];
+};
+
+/*
+ * What the kernel says about a loaded program, the way perf reads it:
+ * jited_ksyms, jited_func_lens, per-function tags and BTF func names.
+ */
+static int prog_view_get(int fd, struct prog_view *v)
+{
+	__u64 ksyms[NR_FUNCS + 1];
+	__u32 lens[NR_FUNCS + 1];
+	__u8 tags[NR_FUNCS + 1][BPF_TAG_SIZE];
+	struct bpf_func_info finfo[NR_FUNCS + 1];
+	struct bpf_prog_info info = {};
+	__u32 info_len = sizeof(info);
+	struct btf *btf;
+	__u32 i;
+	int err;
+
+	info.nr_jited_ksyms = NR_FUNCS + 1;
+	info.jited_ksyms = (__u64)(unsigned long)ksyms;
+	info.nr_jited_func_lens = NR_FUNCS + 1;
+	info.jited_func_lens = (__u64)(unsigned long)lens;
+	info.nr_prog_tags = NR_FUNCS + 1;
+	info.prog_tags = (__u64)(unsigned long)tags;
+	info.nr_func_info = NR_FUNCS + 1;
+	info.func_info_rec_size = sizeof(struct bpf_func_info);
+	info.func_info = (__u64)(unsigned long)finfo;
+	err = bpf_obj_get_info_by_fd(fd, &info, &info_len);
+	if (err)
+		return err;
+	if (info.nr_jited_ksyms != NR_FUNCS || info.nr_jited_func_lens != NR_FUNCS ||
+	    info.nr_prog_tags != NR_FUNCS || info.nr_func_info != NR_FUNCS)
+		return -E2BIG;
+	btf = btf__load_from_kernel_by_id(info.btf_id);
+	if (!btf)
+		return -ENOENT;
+	v->id = info.id;
+	memcpy(v->tag, info.tag, BPF_TAG_SIZE);
+	v->nr = NR_FUNCS;
+	for (i = 0; i < NR_FUNCS; i++) {
+		const struct btf_type *t = btf__type_by_id(btf, finfo[i].type_id);
+		char hex[2 * BPF_TAG_SIZE + 1];
+
+		/*
+		 * The main program's symbol carries the whole program's tag
+		 * (bpf_prog_info.tag); subprograms carry their own tags.
+		 */
+		tag_hex(i ? tags[i] : info.tag, hex);
+		v->addr[i] = ksyms[i];
+		v->len[i] = lens[i];
+		snprintf(v->name[i], KSYM_NAME_LEN, "bpf_prog_%s_%s", hex,
+			 btf__name_by_offset(btf, t->name_off));
+	}
+	btf__free(btf);
+	return 0;
+}
+
+static const struct rec *find_ksym(const struct rec_stream *s, size_t from,
+				   __u64 addr, __u16 flags, size_t *idx)
+{
+	size_t i;
+
+	for (i = from; i < s->nr; i++) {
+		const struct rec *r = &s->recs[i];
+
+		if (r->type == PERF_RECORD_KSYMBOL && r->addr == addr &&
+		    r->flags == flags) {
+			*idx = i;
+			return r;
+		}
+	}
+	return NULL;
+}
+
+FIXTURE(ksym_abi) {
+	struct rec_stream s;
+	struct ksym_abi *skel;
+	struct prog_view v;
+};
+
+FIXTURE_SETUP(ksym_abi)
+{
+	if (geteuid())
+		SKIP(return, "needs root");
+	/* Order is asserted: keep every record in one CPU's buffer. */
+	ASSERT_EQ(0, rec_pin_cpu());
+	ASSERT_EQ(0, rec_stream_open(&self->s, 64));
+	self->skel = ksym_abi__open_and_load();
+	ASSERT_NE(NULL, self->skel);
+	ASSERT_EQ(0, prog_view_get(bpf_program__fd(self->skel->progs.ksym_abi_main),
+				   &self->v));
+}
+
+FIXTURE_TEARDOWN(ksym_abi)
+{
+	ksym_abi__destroy(self->skel);
+	rec_stream_close(&self->s);
+}
+
+/*
+ * One KSYMBOL register per function, in order, with bpf_prog_info's address
+ * and length and the kernel's name, then one BPF_EVENT PROG_LOAD; after the
+ * unload the same in reverse: UNREGISTER per function, then PROG_UNLOAD.
+ */
+TEST_F(ksym_abi, load_unload_records)
+{
+	struct prog_view *v = &self->v;
+	size_t i, at = 0, load_at = 0, unload_at = 0, idx = 0;
+	char hex[2 * BPF_TAG_SIZE + 1];
+
+	ASSERT_EQ(0, rec_stream_drain(&self->s));
+	ASSERT_EQ(0, self->s.lost);
+
+	for (i = 0; i < v->nr; i++) {
+		const struct rec *r;
+
+		ASSERT_EQ(1, rec_count_ksym(&self->s, v->addr[i], 0))
+			TH_LOG("register records for %s", v->name[i]);
+		r = find_ksym(&self->s, at, v->addr[i], 0, &idx);
+		ASSERT_NE(NULL, r) TH_LOG("%s out of order", v->name[i]);
+		at = idx;
+		EXPECT_EQ(v->len[i], r->len);
+		EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_BPF, r->ksym_type);
+		EXPECT_STREQ(v->name[i], r->name);
+	}
+	ASSERT_EQ(1, rec_count_bpf(&self->s, v->id, PERF_BPF_EVENT_PROG_LOAD, &load_at));
+	EXPECT_GT(load_at, at);
+	EXPECT_EQ(0, self->s.recs[load_at].bpf_flags);
+	EXPECT_EQ(0, memcmp(v->tag, self->s.recs[load_at].tag, BPF_TAG_SIZE));
+	EXPECT_EQ(0, rec_count_bpf(&self->s, v->id, PERF_BPF_EVENT_PROG_UNLOAD, &idx));
+
+	ksym_abi__destroy(self->skel);
+	self->skel = NULL;
+	ASSERT_EQ(0, rec_stream_drain(&self->s));
+	ASSERT_EQ(0, self->s.lost);
+
+	at = load_at;
+	for (i = 0; i < v->nr; i++) {
+		const struct rec *r;
+
+		ASSERT_EQ(1, rec_count_ksym(&self->s, v->addr[i],
+					    PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER));
+		r = find_ksym(&self->s, at, v->addr[i],
+			      PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER, &idx);
+		ASSERT_NE(NULL, r) TH_LOG("unregister of %s out of order", v->name[i]);
+		at = idx;
+		EXPECT_EQ(v->len[i], r->len);
+		EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_BPF, r->ksym_type);
+		EXPECT_STREQ(v->name[i], r->name);
+	}
+	ASSERT_EQ(1, rec_count_bpf(&self->s, v->id, PERF_BPF_EVENT_PROG_UNLOAD, &unload_at));
+	EXPECT_GT(unload_at, at);
+	EXPECT_EQ(0, memcmp(v->tag, self->s.recs[unload_at].tag, BPF_TAG_SIZE));
+	tag_hex(v->tag, hex);
+	TH_LOG("prog id %u tag %s: %zu records", v->id, hex, self->s.nr);
+}
+
+/* Each function's /proc/kallsyms line is exactly "ADDR t NAME\t[bpf]". */
+TEST_F(ksym_abi, kallsyms_lines)
+{
+	char line[1024];
+	__u32 i;
+
+	for (i = 0; i < self->v.nr; i++) {
+		snprintf(line, sizeof(line), "%016llx t %s\t[bpf]\n",
+			 (unsigned long long)self->v.addr[i], self->v.name[i]);
+		EXPECT_EQ(1, kallsyms_count_line(line)) TH_LOG("missing: %s", line);
+	}
+	ksym_abi__destroy(self->skel);
+	self->skel = NULL;
+	for (i = 0; i < self->v.nr; i++) {
+		snprintf(line, sizeof(line), "%016llx t %s\t[bpf]\n",
+			 (unsigned long long)self->v.addr[i], self->v.name[i]);
+		EXPECT_EQ(0, kallsyms_count_line(line)) TH_LOG("stale: %s", line);
+	}
+}
+
+/*
+ * Join as perf does: for each PROG_LOAD record, look the program up by id,
+ * and find the ksymbol records at its jited_ksyms addresses.
+ */
+TEST_F(ksym_abi, join_by_address)
+{
+	struct prog_view w;
+	size_t i, load_at = 0, idx = 0;
+	int fd;
+
+	ASSERT_EQ(0, rec_stream_drain(&self->s));
+	ASSERT_EQ(1, rec_count_bpf(&self->s, self->v.id, PERF_BPF_EVENT_PROG_LOAD, &load_at));
+	fd = bpf_prog_get_fd_by_id(self->s.recs[load_at].id);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, prog_view_get(fd, &w));
+	close(fd);
+	ASSERT_EQ(0, memcmp(w.tag, self->s.recs[load_at].tag, BPF_TAG_SIZE));
+	for (i = 0; i < w.nr; i++) {
+		const struct rec *r = find_ksym(&self->s, 0, w.addr[i], 0, &idx);
+
+		ASSERT_NE(NULL, r);
+		EXPECT_LT(idx, load_at);
+		EXPECT_EQ(w.len[i], r->len);
+		EXPECT_STREQ(w.name[i], r->name);
+	}
+	/* The main program's symbol is the program's first jited ksym. */
+	EXPECT_EQ(bpf_program__fd(self->skel->progs.ksym_abi_main) >= 0, 1);
+	EXPECT_NE(NULL, strstr(w.name[0], "_ksym_abi_main"));
+	EXPECT_NE(NULL, strstr(w.name[1], "_ksym_abi_sub_one"));
+	EXPECT_NE(NULL, strstr(w.name[2], "_ksym_abi_sub_two"));
+}
+
+TEST_HARNESS_MAIN

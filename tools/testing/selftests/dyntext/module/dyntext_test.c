@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Test module for the dynamic text registry: text that profilers should
+ * see while it is loaded.
+ *
+ * fail_init=1 makes module_init fail with -EINVAL (a failed load).
+ * Writing N to /sys/module/dyntext_test/parameters/spin_ms keeps a CPU busy
+ * in dyntext_test_busy() for N milliseconds, so that samples land in it.
+ */
+#include <linux/jiffies.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/sched.h>
+
+static bool fail_init;
+module_param(fail_init, bool, 0400);
+MODULE_PARM_DESC(fail_init, "Fail module_init with -EINVAL");
+
+static unsigned long dyntext_test_sink;
+
+static noinline void dyntext_test_busy(unsigned int ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+	unsigned long x = 1;
+
+	while (time_before(jiffies, end)) {
+		int i;
+
+		for (i = 0; i < 1000; i++)
+			x = x * 6364136223846793005UL + 1442695040888963407UL;
+		cond_resched();
+	}
+	WRITE_ONCE(dyntext_test_sink, x);
+}
+
+static int spin_ms_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int ms;
+	int ret = kstrtouint(val, 0, &ms);
+
+	if (ret)
+		return ret;
+	if (ms > 60000)
+		return -ERANGE;
+	dyntext_test_busy(ms);
+	return 0;
+}
+
+static const struct kernel_param_ops spin_ms_ops = {
+	.set = spin_ms_set,
+};
+module_param_cb(spin_ms, &spin_ms_ops, NULL, 0200);
+MODULE_PARM_DESC(spin_ms, "Write N: stay busy in dyntext_test_busy() for N ms");
+
+static noinline int __init dyntext_test_init_work(void)
+{
+	return fail_init ? -EINVAL : 0;
+}
+
+static int __init dyntext_test_init(void)
+{
+	return dyntext_test_init_work();
+}
+
+static void __exit dyntext_test_exit(void)
+{
+}
+
+module_init(dyntext_test_init);
+module_exit(dyntext_test_exit);
+MODULE_DESCRIPTION("Dynamic text registry test module");
+MODULE_LICENSE("GPL");

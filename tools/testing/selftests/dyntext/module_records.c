@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Module text in the dynamic text registry: PERF_RECORD_KSYMBOL records of
+ * type MODULE for the core text and the init text of the test module on
+ * load, init text release, unload and a failed init.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+#include "records.h"
+
+#define MOD "dyntext_test"
+#ifndef PERF_RECORD_KSYMBOL_TYPE_MODULE
+#define PERF_RECORD_KSYMBOL_TYPE_MODULE 3
+#endif
+
+static int mod_load(const char *params)
+{
+	return test_module_load(MOD, params);
+}
+
+static int mod_unload(void)
+{
+	return test_module_unload(MOD);
+}
+
+static unsigned long long section_addr(const char *section)
+{
+	return module_section_addr(MOD, section);
+}
+
+static unsigned long long kallsyms_mod_sym(const char *name)
+{
+	unsigned long long a = 0;
+
+	kallsyms_sym_count(name, MOD, 0, &a, NULL);
+	return a;
+}
+
+/* The only KSYMBOL record named name with flags; NULL if none or several. */
+static const struct rec *only(const struct rec_stream *s, const char *name,
+			      __u16 flags)
+{
+	const struct rec *found = NULL;
+	size_t i;
+
+	for (i = 0; i < s->nr; i++) {
+		const struct rec *r = &s->recs[i];
+
+		if (r->type != PERF_RECORD_KSYMBOL || r->flags != flags ||
+		    strcmp(r->name, name))
+			continue;
+		if (found)
+			return NULL;
+		found = r;
+	}
+	return found;
+}
+
+FIXTURE(modrec) {
+	struct rec_stream s;
+};
+
+FIXTURE_SETUP(modrec)
+{
+	if (geteuid())
+		SKIP(return, "needs root");
+	mod_unload();
+	ASSERT_EQ(0, rec_pin_cpu());
+	ASSERT_EQ(0, rec_stream_open(&self->s, 64));
+}
+
+FIXTURE_TEARDOWN(modrec)
+{
+	rec_stream_close(&self->s);
+	mod_unload();
+}
+
+TEST_F(modrec, load_init_release_unload)
+{
+	const __u16 unreg = PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER;
+	const struct rec *core, *init, *init_gone, *core_gone;
+	unsigned long long text, busy;
+	__u64 core_addr;
+	__u32 core_len;
+
+	ASSERT_EQ(0, mod_load(""));
+	text = section_addr(".text");
+	busy = kallsyms_mod_sym("dyntext_test_busy");
+	ASSERT_EQ(0, rec_stream_drain(&self->s));
+
+	core = only(&self->s, MOD, 0);
+	ASSERT_NE(NULL, core);
+	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_MODULE, core->ksym_type);
+	EXPECT_EQ(text, core->addr);
+	EXPECT_GT(core->len, 0);
+	EXPECT_GE(busy, core->addr);
+	EXPECT_LT(busy, core->addr + core->len);
+
+	/* The init text: registered before init ran, gone once it is freed. */
+	init = only(&self->s, MOD ".init", 0);
+	ASSERT_NE(NULL, init);
+	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_MODULE, init->ksym_type);
+	EXPECT_EQ(section_addr(".init.text"), init->addr);
+	init_gone = only(&self->s, MOD ".init", unreg);
+	ASSERT_NE(NULL, init_gone);
+	EXPECT_EQ(init->addr, init_gone->addr);
+	EXPECT_EQ(init->len, init_gone->len);
+	EXPECT_GT(init_gone - self->s.recs, init - self->s.recs);
+	EXPECT_EQ(NULL, only(&self->s, MOD, unreg));
+
+	/* The next drain moves the records: keep what is compared later. */
+	core_addr = core->addr;
+	core_len = core->len;
+	ASSERT_EQ(0, mod_unload());
+	ASSERT_EQ(0, rec_stream_drain(&self->s));
+	core_gone = only(&self->s, MOD, unreg);
+	ASSERT_NE(NULL, core_gone);
+	EXPECT_EQ(core_addr, core_gone->addr);
+	EXPECT_EQ(core_len, core_gone->len);
+	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_MODULE, core_gone->ksym_type);
+	EXPECT_EQ(1, rec_count_ksym(&self->s, core_addr, 0));
+	EXPECT_EQ(1, rec_count_ksym(&self->s, core_addr, unreg));
+	EXPECT_EQ(0, self->s.lost);
+}
+
+TEST_F(modrec, failed_init)
+{
+	const __u16 unreg = PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER;
+	const struct rec *core, *init, *core_gone, *init_gone;
+
+	ASSERT_EQ(-EINVAL, mod_load("fail_init=1"));
+	ASSERT_EQ(0, rec_stream_drain(&self->s));
+	core = only(&self->s, MOD, 0);
+	init = only(&self->s, MOD ".init", 0);
+	core_gone = only(&self->s, MOD, unreg);
+	init_gone = only(&self->s, MOD ".init", unreg);
+	ASSERT_NE(NULL, core);
+	ASSERT_NE(NULL, init);
+	ASSERT_NE(NULL, core_gone);
+	ASSERT_NE(NULL, init_gone);
+	EXPECT_EQ(core->addr, core_gone->addr);
+	EXPECT_EQ(core->len, core_gone->len);
+	EXPECT_EQ(init->addr, init_gone->addr);
+	EXPECT_EQ(init->len, init_gone->len);
+	/* One drain: the pointers are comparable stream positions. */
+	EXPECT_GT(core_gone - self->s.recs, core - self->s.recs);
+	EXPECT_GT(init_gone - self->s.recs, init - self->s.recs);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Out-of-line text of ftrace and kprobes: an ftrace trampoline of a
+ * function tracer instance and a kprobe instruction page.  Their
+ * PERF_RECORD_KSYMBOL records (type OOL) and /proc/kallsyms lines.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+#include "records.h"
+
+#define TRACING "/sys/kernel/tracing"
+#define INSTANCE TRACING "/instances/dyntext_ool"
+
+static int write_file(const char *path, const char *s)
+{
+	return write_str(path, s, O_TRUNC);
+}
+
+static int append_file(const char *path, const char *s)
+{
+	return write_str(path, s, O_APPEND);
+}
+
+static int kallsyms_mod_lines(const char *name, const char *mod,
+			      unsigned long long *addr)
+{
+	return kallsyms_sym_count(name, mod, 't', addr, NULL);
+}
+
+FIXTURE(ool) {
+	struct rec_stream s;
+};
+
+FIXTURE_SETUP(ool)
+{
+	if (geteuid())
+		SKIP(return, "needs root");
+	if (access(TRACING "/instances", F_OK))
+		SKIP(return, "no tracefs");
+	ASSERT_EQ(0, rec_stream_open(&self->s, 64));
+}
+
+FIXTURE_TEARDOWN(ool)
+{
+	rec_stream_close(&self->s);
+	write_file(INSTANCE "/current_tracer", "nop");
+	rmdir(INSTANCE);
+	write_file(TRACING "/events/kprobes/enable", "0");
+	append_file(TRACING "/kprobe_events", "-:dyntext/ool_probe\n");
+}
+
+/*
+ * A function tracer in an instance with a filter gets its own ftrace_ops,
+ * for which x86 allocates a trampoline: one register record on start, one
+ * unregister record with the same address and length on stop, and a
+ * "ftrace_trampoline [__builtin__ftrace]" line in between.
+ */
+TEST_F(ool, ftrace_trampoline)
+{
+	const char *name = "ftrace_trampoline", *mod = "__builtin__ftrace";
+	const struct rec *reg, *unreg;
+	unsigned long long line_addr = 0;
+	char want[256];
+	__u64 addr;
+	__u32 len;
+	int before;
+
+	before = kallsyms_mod_lines(name, mod, NULL);
+	ASSERT_GE(before, 0);
+	ASSERT_EQ(0, mkdir(INSTANCE, 0755));
+	ASSERT_EQ(0, write_file(INSTANCE "/set_ftrace_filter", "vfs_read"));
+	ASSERT_EQ(0, write_file(INSTANCE "/current_tracer", "function"));
+
+	reg = rec_wait_name(&self->s, name, 0);
+	ASSERT_NE(NULL, reg);
+	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_OOL, reg->ksym_type);
+	EXPECT_GT(reg->len, 0);
+	EXPECT_LE(reg->len, 4096);
+	EXPECT_EQ(before + 1, kallsyms_mod_lines(name, mod, &line_addr));
+	snprintf(want, sizeof(want), "%016llx t %s\t[%s]\n",
+		 (unsigned long long)reg->addr, name, mod);
+	EXPECT_EQ(1, kallsyms_count_line(want));
+	/* The next drain moves the records: keep what is compared later. */
+	addr = reg->addr;
+	len = reg->len;
+
+	ASSERT_EQ(0, write_file(INSTANCE "/current_tracer", "nop"));
+	unreg = rec_wait_name(&self->s, name, PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER);
+	ASSERT_NE(NULL, unreg);
+	EXPECT_EQ(addr, unreg->addr);
+	EXPECT_EQ(len, unreg->len);
+	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_OOL, unreg->ksym_type);
+	EXPECT_EQ(1, rec_count_ksym(&self->s, addr, 0));
+	EXPECT_EQ(1, rec_count_ksym(&self->s, addr,
+				    PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER));
+	EXPECT_EQ(before, kallsyms_mod_lines(name, mod, NULL));
+	EXPECT_EQ(0, self->s.lost);
+}
+
+/*
+ * A kprobe past the ftrace call site of a function (the 5-byte call that
+ * ftrace patches is the first instruction) is not an ftrace probe: kprobes
+ * copies the probed instruction into a kprobe instruction page.  The first page of a cache
+ * is kept for good, so only its register record can be seen.
+ */
+TEST_F(ool, kprobe_insn_page)
+{
+	const char *mod = "__builtin__kprobes";
+	static const char * const sites[] = { "vfs_read+5", "vfs_read+9",
+					      "vfs_write+5", NULL };
+	const struct rec *reg;
+	int insn_before, opt_before, i;
+	char def[128];
+
+	insn_before = kallsyms_mod_lines("kprobe_insn_page", mod, NULL);
+	opt_before = kallsyms_mod_lines("kprobe_optinsn_page", mod, NULL);
+	ASSERT_GE(insn_before, 0);
+	for (i = 0; sites[i]; i++) {
+		snprintf(def, sizeof(def), "p:dyntext/ool_probe %s\n", sites[i]);
+		if (!append_file(TRACING "/kprobe_events", def))
+			break;
+	}
+	ASSERT_NE(NULL, sites[i]);
+	ASSERT_EQ(0, write_file(TRACING "/events/dyntext/ool_probe/enable", "1"));
+
+	if (!insn_before) {
+		char want[256];
+
+		reg = rec_wait_name(&self->s, "kprobe_insn_page", 0);
+		ASSERT_NE(NULL, reg) TH_LOG("probe on %s", sites[i]);
+		EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_OOL, reg->ksym_type);
+		EXPECT_EQ(4096, reg->len);
+		snprintf(want, sizeof(want), "%016llx t kprobe_insn_page\t[%s]\n",
+			 (unsigned long long)reg->addr, mod);
+		EXPECT_EQ(1, kallsyms_count_line(want));
+	}
+	EXPECT_EQ(1, kallsyms_mod_lines("kprobe_insn_page", mod, NULL));
+	ASSERT_EQ(0, write_file(TRACING "/events/dyntext/ool_probe/enable", "0"));
+	ASSERT_EQ(0, append_file(TRACING "/kprobe_events", "-:dyntext/ool_probe\n"));
+	/* Optimised probes, if any, do not leave extra pages behind. */
+	EXPECT_LE(kallsyms_mod_lines("kprobe_optinsn_page", mod, NULL),
+		  opt_before + 1);
+	EXPECT_EQ(0, self->s.lost);
+}
+
+TEST_HARNESS_MAIN

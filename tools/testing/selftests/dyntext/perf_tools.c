@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf record / report / script on the patched kernel, with the perf built
+ * from the patched tree ($PERF, or ../../perf/perf next to this binary):
+ * a module loaded after `perf record -a` started and unloaded before it
+ * stopped, and a BPF program with subprograms, are named in the samples.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../kselftest_harness.h"
+#include "records.h"
+#include "ksym_abi.skel.h"
+
+#define MOD "dyntext_test"
+
+struct perf_run {
+	char perf[PATH_MAX];
+	char dir[64];
+	char data[128];
+	pid_t pid;
+};
+
+static int find_perf(char *buf, size_t len)
+{
+	const char *env = getenv("PERF");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env) {
+		snprintf(buf, len, "%s", env);
+		return access(buf, X_OK) ? -errno : 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -errno;
+	exe[n] = 0;
+	/* build/selftests/dyntext/THIS -> build/perf/perf */
+	snprintf(buf, len, "%s/../../perf/perf", dirname(exe));
+	return access(buf, X_OK) ? -errno : 0;
+}
+
+/*
+ * Start `perf record -a` with its events disabled and enable them through
+ * its control FIFO; return once perf acknowledged, i.e. once it records.
+ */
+static int perf_record_start(struct perf_run *r)
+{
+	char ctl[128], ack[128], ctlarg[300], buf[16] = {};
+	int cfd, afd;
+
+	snprintf(r->dir, sizeof(r->dir), "/tmp/dyntext-perf.XXXXXX");
+	if (!mkdtemp(r->dir))
+		return -errno;
+	snprintf(r->data, sizeof(r->data), "%s/perf.data", r->dir);
+	snprintf(ctl, sizeof(ctl), "%s/ctl", r->dir);
+	snprintf(ack, sizeof(ack), "%s/ack", r->dir);
+	if (mkfifo(ctl, 0600) || mkfifo(ack, 0600))
+		return -errno;
+	snprintf(ctlarg, sizeof(ctlarg), "fifo:%s,%s", ctl, ack);
+	r->pid = fork();
+	if (r->pid < 0)
+		return -errno;
+	if (!r->pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(r->perf, "perf", "record", "-q", "-a", "-e", "cpu-clock",
+		      "-F", "999", "-D", "-1", "--control", ctlarg,
+		      "-o", r->data, NULL);
+		_exit(127);
+	}
+	cfd = open(ctl, O_WRONLY);
+	afd = open(ack, O_RDONLY);
+	if (cfd < 0 || afd < 0)
+		return -EIO;
+	if (write(cfd, "enable\n", 7) != 7 || read(afd, buf, sizeof(buf) - 1) <= 0)
+		return -EIO;
+	close(cfd);
+	close(afd);
+	return strncmp(buf, "ack", 3) ? -EPROTO : 0;
+}
+
+static int perf_record_stop(struct perf_run *r)
+{
+	int status;
+
+	if (r->pid <= 0)
+		return -ESRCH;
+	kill(r->pid, SIGINT);
+	if (waitpid(r->pid, &status, 0) != r->pid)
+		return -errno;
+	r->pid = 0;
+	/* perf record re-raises SIGINT once it has written its file. */
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT)
+		return 0;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void perf_run_cleanup(struct perf_run *r)
+{
+	char cmd[256];
+
+	if (r->pid > 0) {
+		kill(r->pid, SIGKILL);
+		waitpid(r->pid, NULL, 0);
+	}
+	if (r->dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", r->dir);
+		if (system(cmd))
+			return;
+	}
+}
+
+/* Run perf with args on the recorded data; its stdout goes to a FILE. */
+static FILE *perf_output(struct perf_run *r, const char *args)
+{
+	char cmd[PATH_MAX + 512];
+
+	snprintf(cmd, sizeof(cmd), "%s %s -i %s 2>/dev/null", r->perf, args,
+		 r->data);
+	return popen(cmd, "r");
+}
+
+struct samples {
+	unsigned long long named;	/* in [lo, hi) and named as expected */
+	unsigned long long other;	/* in [lo, hi) but named otherwise */
+};
+
+/*
+ * Count the samples `perf script -F ip,sym,dso` shows in [lo, hi): those
+ * with symbol sym in dso (any dso if NULL), and the others.
+ */
+static int count_samples(struct perf_run *r, unsigned long long lo,
+			 unsigned long long hi, const char *sym,
+			 const char *dso, struct samples *c)
+{
+	char line[1024], s[512], d[512];
+	unsigned long long ip;
+	FILE *f = perf_output(r, "script -F ip,sym,dso");
+
+	if (!f)
+		return -errno;
+	memset(c, 0, sizeof(*c));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " %llx %511s (%511[^)])", &ip, s, d) != 3 ||
+		    ip < lo || ip >= hi)
+			continue;
+		if (!strcmp(s, sym) && (!dso || !strcmp(d, dso)))
+			c->named++;
+		else
+			c->other++;
+	}
+	return pclose(f) ? -EIO : 0;
+}
+
+/* Text symbols /proc/kallsyms lists for MOD in [lo, hi). */
+static int module_functions(unsigned long long lo, unsigned long long hi)
+{
+	char line[1024], m[128];
+	unsigned long long a;
+	int n = 0;
+	char t;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %*s [%127[^]]]", &a, &t, m) == 3 &&
+		    !strcmp(m, MOD) && a >= lo && a < hi && strchr("tTwW", t))
+			n++;
+	}
+	fclose(f);
+	return n;
+}
+
+FIXTURE(perf) {
+	struct perf_run run;
+	struct rec_stream s;
+};
+
+FIXTURE_SETUP(perf)
+{
+	memset(&self->run, 0, sizeof(self->run));
+	if (geteuid())
+		SKIP(return, "needs root");
+	ASSERT_EQ(0, find_perf(self->run.perf, sizeof(self->run.perf)))
+		TH_LOG("no perf binary (set PERF=)");
+	test_module_unload(MOD);
+	ASSERT_EQ(0, rec_stream_open(&self->s, 64));
+}
+
+FIXTURE_TEARDOWN(perf)
+{
+	perf_run_cleanup(&self->run);
+	rec_stream_close(&self->s);
+	test_module_unload(MOD);
+}
+
+/*
+ * The module comes and goes while perf records: perf.data keeps its text
+ * region and functions (HEADER_KMOD_TEXT, exactly what the kernel announced
+ * and /proc/kallsyms listed), and every sample in the module's text is
+ * named dyntext_test_busy in [dyntext_test].
+ */
+TEST_F(perf, module_loaded_during_record)
+{
+	unsigned long long text, busy, header_addr = 0, header_len = 0;
+	char line[1024], name[128];
+	const struct rec *reg;
+	struct samples c;
+	__u64 addr, len;
+	int nfuncs, header_funcs = -1;
+	FILE *f;
+
+	ASSERT_EQ(0, perf_record_start(&self->run));
+	ASSERT_EQ(0, test_module_load(MOD, ""));
+	text = module_section_addr(MOD, ".text");
+	ASSERT_NE(0, text);
+	reg = rec_wait_name(&self->s, MOD, 0);
+	ASSERT_NE(NULL, reg);
+	addr = reg->addr;
+	len = reg->len;
+	EXPECT_EQ(text, addr);
+	nfuncs = module_functions(addr, addr + len);
+	ASSERT_GT(nfuncs, 2);
+	ASSERT_EQ(1, kallsyms_sym_count("dyntext_test_busy", MOD, 't', &busy, NULL));
+	ASSERT_EQ(0, write_str("/sys/module/" MOD "/parameters/spin_ms", "1500", 0));
+	ASSERT_EQ(0, test_module_unload(MOD));
+	ASSERT_EQ(0, perf_record_stop(&self->run));
+
+	f = perf_output(&self->run, "report --header-only");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "# module text: %127s addr 0x%llx size %llu, %d functions",
+			   name, &header_addr, &header_len, &header_funcs) == 4 &&
+		    !strcmp(name, MOD))
+			break;
+		header_funcs = -1;
+	}
+	pclose(f);
+	EXPECT_EQ(addr, header_addr);
+	EXPECT_EQ(len, header_len);
+	EXPECT_EQ(nfuncs, header_funcs);
+
+	ASSERT_EQ(0, count_samples(&self->run, busy, addr + len,
+				   "dyntext_test_busy", "[" MOD "]", &c));
+	TH_LOG("%llu samples in dyntext_test_busy, %llu elsewhere in the module",
+	       c.named, c.other);
+	/* 1.5 s busy at 999 Hz; TCG is slow, but not 20x slower than that. */
+	EXPECT_GT(c.named, 50);
+	ASSERT_EQ(0, count_samples(&self->run, addr, addr + len, "[unknown]",
+				   NULL, &c));
+	EXPECT_EQ(0, c.named);	/* no sample in the module is left unnamed */
+}
+
+/*
+ * A BPF program with two subprograms runs while perf records: the samples
+ * in each of its three images carry that image's name.
+ */
+TEST_F(perf, bpf_program_and_subprograms)
+{
+	static const char *const fn[] = {
+		"ksym_abi_main", "ksym_abi_sub_one", "ksym_abi_sub_two",
+	};
+	unsigned char pkt[64] = { [12] = 0x08 };
+	__u64 ksyms[3] = {};
+	__u32 lens[3] = {};
+	struct bpf_prog_info info = {};
+	__u32 info_len = sizeof(info);
+	struct ksym_abi *skel;
+	struct timespec t0, t;
+	unsigned long long total = 0;
+	int fd, i;
+
+	ASSERT_EQ(0, perf_record_start(&self->run));
+	skel = ksym_abi__open_and_load();
+	ASSERT_NE(NULL, skel);
+	fd = bpf_program__fd(skel->progs.ksym_abi_main);
+	info.nr_jited_ksyms = 3;
+	info.jited_ksyms = (__u64)(unsigned long)ksyms;
+	info.nr_jited_func_lens = 3;
+	info.jited_func_lens = (__u64)(unsigned long)lens;
+	ASSERT_EQ(0, bpf_obj_get_info_by_fd(fd, &info, &info_len));
+	ASSERT_EQ(3, info.nr_jited_ksyms);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt,
+			    .data_size_in = sizeof(pkt), .repeat = 10000);
+
+		ASSERT_EQ(0, bpf_prog_test_run_opts(fd, &opts));
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 2);
+	ASSERT_EQ(0, perf_record_stop(&self->run));
+
+	for (i = 0; i < 3; i++) {
+		char sym[KSYM_NAME_LEN], type, mod[64];
+		struct samples c;
+
+		ASSERT_EQ(0, kallsyms_find(ksyms[i], &type, sym, sizeof(sym),
+					   mod, sizeof(mod)));
+		ASSERT_NE(NULL, strstr(sym, fn[i]));
+		ASSERT_EQ(0, count_samples(&self->run, ksyms[i], ksyms[i] + lens[i],
+					   sym, NULL, &c));
+		TH_LOG("%s: %llu named samples, %llu others", sym, c.named, c.other);
+		EXPECT_EQ(0, c.other);
+		total += c.named;
+	}
+	EXPECT_GT(total, 50);
+	ksym_abi__destroy(skel);
+}
+
+TEST_HARNESS_MAIN

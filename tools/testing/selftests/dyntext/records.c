@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <stddef.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <perf/core.h>
+#include <perf/cpumap.h>
+#include <perf/evlist.h>
+#include <perf/evsel.h>
+#include <perf/mmap.h>
+#include <perf/threadmap.h>
+#include <perf/event.h>
+
+#include "records.h"
+
+#define SAMPLE_TYPE (PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
+
+static int rec_stream_open_maps(struct rec_stream *s, unsigned int pages,
+				bool self_only)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.sample_type = SAMPLE_TYPE,
+		.ksymbol = 1,
+		.bpf_event = 1,
+		.sample_id_all = 1,
+		.disabled = 1,
+	};
+	struct perf_cpu_map *cpus;
+	struct perf_thread_map *threads;
+	struct perf_evsel *evsel;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	libperf_init(NULL);
+	if (self_only) {
+		pid_t self = getpid();
+
+		/* A task event: allowed without privileges for user space. */
+		attr.exclude_kernel = 1;
+		attr.exclude_hv = 1;
+		cpus = perf_cpu_map__dummy_new();
+		threads = perf_thread_map__new_array(1, &self);
+	} else {
+		cpus = perf_cpu_map__new(NULL);
+		threads = perf_thread_map__new_dummy();
+	}
+	s->evlist = perf_evlist__new();
+	evsel = perf_evsel__new(&attr);
+	if (!cpus || !threads || !s->evlist || !evsel)
+		return -ENOMEM;
+	perf_evlist__add(s->evlist, evsel);
+	perf_evlist__set_maps(s->evlist, cpus, threads);
+	perf_cpu_map__put(cpus);
+	perf_thread_map__put(threads);
+	err = perf_evlist__open(s->evlist);
+	if (err)
+		return err;
+	err = perf_evlist__mmap(s->evlist, pages);
+	if (err)
+		return err;
+	perf_evlist__enable(s->evlist);
+	return 0;
+}
+
+int rec_stream_open(struct rec_stream *s, unsigned int pages)
+{
+	return rec_stream_open_maps(s, pages, false);
+}
+
+int rec_stream_open_self(struct rec_stream *s, unsigned int pages)
+{
+	return rec_stream_open_maps(s, pages, true);
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int parse(struct rec_stream *s, union perf_event *ev)
+{
+	size_t size = ev->header.size;
+	const char *raw = (const char *)ev;
+	struct rec *r;
+
+	if (ev->header.type == PERF_RECORD_LOST) {
+		s->lost += ev->lost.lost;
+		return 0;
+	}
+	if (ev->header.type != PERF_RECORD_KSYMBOL &&
+	    ev->header.type != PERF_RECORD_BPF_EVENT) {
+		s->other++;
+		return 0;
+	}
+	if (s->nr == s->alloc) {
+		s->alloc = s->alloc ? 2 * s->alloc : 1024;
+		s->recs = realloc(s->recs, s->alloc * sizeof(*s->recs));
+		if (!s->recs)
+			return -ENOMEM;
+	}
+	r = &s->recs[s->nr++];
+	memset(r, 0, sizeof(*r));
+	r->type = ev->header.type;
+	r->seq = s->nr - 1;
+	/* sample_id trailer: time then cpu,res */
+	memcpy(&r->time, raw + size - 16, 8);
+	memcpy(&r->cpu, raw + size - 8, 4);
+	if (r->type == PERF_RECORD_KSYMBOL) {
+		size_t max = size - 16 - offsetof(struct perf_record_ksymbol, name);
+
+		r->addr = ev->ksymbol.addr;
+		r->len = ev->ksymbol.len;
+		r->ksym_type = ev->ksymbol.ksym_type;
+		r->flags = ev->ksymbol.flags;
+		if (max >= sizeof(r->name))
+			max = sizeof(r->name) - 1;
+		memcpy(r->name, ev->ksymbol.name, max);
+		r->name[max] = 0;
+	} else {
+		r->bpf_type = ev->bpf.type;
+		r->bpf_flags = ev->bpf.flags;
+		r->id = ev->bpf.id;
+		memcpy(r->tag, ev->bpf.tag, BPF_TAG_SIZE);
+	}
+	return 0;
+}
+
+int rec_stream_drain(struct rec_stream *s)
+{
+	struct perf_mmap *map;
+	union perf_event *ev;
+	size_t first = s->nr;
+
+	perf_evlist__for_each_mmap(s->evlist, map, false) {
+		if (perf_mmap__read_init(map) < 0)
+			continue;
+		while ((ev = perf_mmap__read_event(map)) != NULL) {
+			int err = parse(s, ev);
+
+			perf_mmap__consume(map);
+			if (err)
+				return err;
+		}
+		perf_mmap__read_done(map);
+	}
+	/* Records already drained stay where they are: only sort the new ones. */
+	qsort(s->recs + first, s->nr - first, sizeof(*s->recs), rec_cmp);
+	return 0;
+}
+
+int rec_pin_cpu(void)
+{
+	cpu_set_t set;
+	int cpu = sched_getcpu();
+
+	if (cpu < 0)
+		return -errno;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+void rec_stream_close(struct rec_stream *s)
+{
+	if (s->evlist) {
+		perf_evlist__disable(s->evlist);
+		perf_evlist__munmap(s->evlist);
+		perf_evlist__close(s->evlist);
+		perf_evlist__delete(s->evlist);
+	}
+	free(s->recs);
+	memset(s, 0, sizeof(*s));
+}
+
+void tag_hex(const __u8 *tag, char *buf)
+{
+	int i;
+
+	for (i = 0; i < BPF_TAG_SIZE; i++)
+		sprintf(buf + 2 * i, "%02x", tag[i]);
+}
+
+int kallsyms_find(__u64 addr, char *type, char *name, size_t name_len,
+		  char *mod, size_t mod_len)
+{
+	char line[1024], n[1024], m[1024];
+	FILE *f = fopen("/proc/kallsyms", "r");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a;
+		char t;
+		int k;
+
+		m[0] = 0;
+		k = sscanf(line, "%llx %c %1023s [%1023[^]]]", &a, &t, n, m);
+		if (k < 3 || a != addr)
+			continue;
+		*type = t;
+		snprintf(name, name_len, "%s", n);
+		snprintf(mod, mod_len, "%s", k == 4 ? m : "");
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+int kallsyms_count_line(const char *want)
+{
+	char line[1024];
+	FILE *f = fopen("/proc/kallsyms", "r");
+	int n = 0;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		n += !strcmp(line, want);
+	fclose(f);
+	return n;
+}
+
+size_t rec_count_ksym(const struct rec_stream *s, __u64 addr, __u16 flags)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->nr; i++)
+		n += s->recs[i].type == PERF_RECORD_KSYMBOL &&
+		     s->recs[i].addr == addr && s->recs[i].flags == flags;
+	return n;
+}
+
+size_t rec_count_bpf(const struct rec_stream *s, __u32 id, __u16 bpf_type,
+		     size_t *idx)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->nr; i++) {
+		if (s->recs[i].type == PERF_RECORD_BPF_EVENT &&
+		    s->recs[i].id == id && s->recs[i].bpf_type == bpf_type) {
+			if (idx)
+				*idx = i;
+			n++;
+		}
+	}
+	return n;
+}
+
+const struct rec *rec_find_name(const struct rec_stream *s, const char *name,
+				__u16 flags)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr; i++)
+		if (s->recs[i].type == PERF_RECORD_KSYMBOL &&
+		    s->recs[i].flags == flags &&
+		    !strcmp(s->recs[i].name, name))
+			return &s->recs[i];
+	return NULL;
+}
+
+int bpf_trampoline_name(const char *func, char *buf, size_t len)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	__u32 obj_id = 0;
+	int id;
+
+	if (!btf)
+		return -ENOENT;
+	id = btf__find_by_name_kind(btf, func, BTF_KIND_FUNC);
+	btf__free(btf);
+	if (id < 0)
+		return id;
+	/* vmlinux BTF is the first BTF object the kernel hands out. */
+	if (bpf_btf_get_next_id(0, &obj_id))
+		return -errno;
+	snprintf(buf, len, "bpf_trampoline_%llu",
+		 ((unsigned long long)obj_id << 32) | 0x80000000u |
+		 (unsigned int)id);
+	return 0;
+}
+
+const struct rec *rec_wait_name(struct rec_stream *s, const char *name,
+				__u16 flags)
+{
+	const struct rec *r;
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		if (rec_stream_drain(s))
+			return NULL;
+		r = rec_find_name(s, name, flags);
+		if (r)
+			return r;
+		usleep(10000);
+	}
+	return NULL;
+}
+
+int kallsyms_sym_count(const char *name, const char *mod, char type,
+		       unsigned long long *addr, char *type_seen)
+{
+	char line[1024], n[KSYM_NAME_LEN], m[128];
+	FILE *f = fopen("/proc/kallsyms", "r");
+	unsigned long long a;
+	int count = 0, fields;
+	char t;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		m[0] = 0;
+		fields = sscanf(line, "%llx %c %511s [%127[^]]]", &a, &t, n, m);
+		if (fields < 3 || strcmp(n, name) || strcmp(m, mod) ||
+		    (type && t != type))
+			continue;
+		count++;
+		if (addr)
+			*addr = a;
+		if (type_seen)
+			*type_seen = t;
+	}
+	fclose(f);
+	return count;
+}
+
+int test_module_load(const char *mod, const char *params)
+{
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	int fd, ret;
+
+	if (n < 0)
+		return -errno;
+	path[n] = 0;
+	snprintf(path + strlen(dirname(path)), sizeof(path) - strlen(path),
+		 "/%s.ko", mod);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, params, 0);
+	ret = ret ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+unsigned long long module_section_addr(const char *mod, const char *section)
+{
+	char path[256];
+	unsigned long long a = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/sections/%s", mod, section);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llx", &a) != 1)
+		a = 0;
+	fclose(f);
+	return a;
+}
+
+int write_str(const char *path, const char *s, int flags)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | flags);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
+int test_module_unload(const char *mod)
+{
+	return syscall(SYS_delete_module, mod, O_NONBLOCK) ? -errno : 0;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Collect PERF_RECORD_KSYMBOL and PERF_RECORD_BPF_EVENT records from a
+ * system-wide dummy event with libperf, in time order across CPUs.
+ */
+#ifndef DYNTEXT_RECORDS_H
+#define DYNTEXT_RECORDS_H
+
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
+#include <stdbool.h>
+
+#ifndef KSYM_NAME_LEN
+#define KSYM_NAME_LEN 512
+#endif
+
+struct rec {
+	__u32 type;		/* PERF_RECORD_KSYMBOL or PERF_RECORD_BPF_EVENT */
+	__u64 time;
+	__u32 cpu;
+	__u64 seq;		/* order of arrival, breaks ties in time */
+	/* KSYMBOL */
+	__u64 addr;
+	__u32 len;
+	__u16 ksym_type;
+	__u16 flags;
+	char name[KSYM_NAME_LEN];
+	/* BPF_EVENT */
+	__u16 bpf_type;
+	__u16 bpf_flags;
+	__u32 id;
+	__u8 tag[BPF_TAG_SIZE];
+};
+
+struct rec_stream {
+	struct perf_evlist *evlist;
+	struct rec *recs;	/* moves on every drain: keep indices, not pointers */
+	size_t nr, alloc;
+	__u64 lost;		/* PERF_RECORD_LOST counts */
+	__u64 other;		/* records of other types */
+};
+
+/* Open the system-wide side-band event (ksymbol=1, bpf_event=1). */
+int rec_stream_open(struct rec_stream *s, unsigned int pages);
+/* The same on the calling process only (a task event, exclude_kernel). */
+int rec_stream_open_self(struct rec_stream *s, unsigned int pages);
+/* Count KSYMBOL records (with flags) and BPF_EVENT records (of bpf_type). */
+size_t rec_count_ksym(const struct rec_stream *s, __u64 addr, __u16 flags);
+size_t rec_count_bpf(const struct rec_stream *s, __u32 id, __u16 bpf_type,
+		     size_t *idx);	/* index of the last match, if not NULL */
+/* The first KSYMBOL record named name with flags, or NULL. */
+const struct rec *rec_find_name(const struct rec_stream *s, const char *name,
+				__u16 flags);
+/*
+ * Append everything in the ring buffers to s->recs, sorted by time; records
+ * with equal times keep the order in which their CPU's buffer holds them.
+ * Records already drained keep their index.
+ */
+int rec_stream_drain(struct rec_stream *s);
+
+/*
+ * Pin the calling thread to the CPU it runs on, so that everything it
+ * makes the kernel emit lands in one ring buffer in emission order (the
+ * perf clock need not be fine-grained nor synchronised across CPUs).
+ */
+int rec_pin_cpu(void);
+void rec_stream_close(struct rec_stream *s);
+
+/* Drain until a KSYMBOL record named name with flags shows up (10 s). */
+const struct rec *rec_wait_name(struct rec_stream *s, const char *name,
+				__u16 flags);
+
+/*
+ * Lines of /proc/kallsyms for symbol name with module tag mod ("" for the
+ * core kernel) and, if type is not 0, that type letter.  The address and
+ * type of the last match go to *addr and *type_seen unless they are NULL.
+ */
+int kallsyms_sym_count(const char *name, const char *mod, char type,
+		       unsigned long long *addr, char *type_seen);
+
+/* Load (finit_module) MOD.ko from the test binary's directory, unload it. */
+int test_module_load(const char *mod, const char *params);
+int test_module_unload(const char *mod);
+
+/* The address of a loaded module's section (/sys/module/M/sections/S), or 0. */
+unsigned long long module_section_addr(const char *mod, const char *section);
+
+/* Write s to path opened with O_WRONLY | flags (O_TRUNC, O_APPEND). */
+int write_str(const char *path, const char *s, int flags);
+
+/* Format a tag as 16 hex digits into buf (17 bytes). */
+void tag_hex(const __u8 *tag, char *buf);
+
+/*
+ * A line of /proc/kallsyms: the first line whose address is addr.
+ * Returns 0 and fills type, name and mod (without brackets, "" for none).
+ */
+int kallsyms_find(__u64 addr, char *type, char *name, size_t name_len,
+		  char *mod, size_t mod_len);
+
+/* How many lines of /proc/kallsyms are exactly want (with its newline). */
+int kallsyms_count_line(const char *want);
+
+/*
+ * The name of the BPF trampoline of kernel function func:
+ * bpf_trampoline_<key>, key = vmlinux BTF object id << 32 | 0x80000000 |
+ * the function's BTF id (see bpf_trampoline_compute_key()).
+ */
+int bpf_trampoline_name(const char *func, char *buf, size_t len);
+
+#endif
