@@ -3,8 +3,9 @@
  * demo_load SECONDS: the BPF part of `make run`.  Loads the ksym_abi
  * program (two subprograms) and an fentry program on vfs_read (a BPF
  * trampoline), then for SECONDS alternates BPF_PROG_TEST_RUN of the first
- * with one-byte reads of /dev/zero, which go through the trampoline and
- * whatever else traces vfs_read (an ftrace instance, a kprobe).
+ * with one-byte reads of /dev/zero and writes to /dev/null, which go
+ * through the trampoline and whatever else traces vfs_read and vfs_write
+ * (an ftrace instance, a kprobe).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -33,13 +34,14 @@ int main(int argc, char **argv)
 	struct ksym_abi *prog = NULL;
 	struct demo *tramp = NULL;
 	struct timespec t0;
-	int ret = 1, zero, i;
+	int ret = 1, zero, null, i;
 	char c;
 
 	zero = open("/dev/zero", O_RDONLY);
+	null = open("/dev/null", O_WRONLY);
 	prog = ksym_abi__open_and_load();
 	tramp = demo__open_and_load();
-	if (zero < 0 || !prog || !tramp || demo__attach(tramp)) {
+	if (zero < 0 || null < 0 || !prog || !tramp || demo__attach(tramp)) {
 		fprintf(stderr, "demo_load: cannot set up the BPF programs\n");
 		goto out;
 	}
@@ -54,10 +56,13 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		runs += opts.repeat;
-		for (i = 0; i < 200; i++)
+		for (i = 0; i < 200; i++) {
 			reads += read(zero, &c, 1) == 1;
+			if (write(null, &c, 1) != 1)
+				goto out;
+		}
 	}
-	printf("demo_load: %lu runs of ksym_abi_main, %lu reads (%llu seen by fentry)\n",
+	printf("demo_load: %lu runs of ksym_abi_main, %lu reads and writes (%llu reads seen by fentry)\n",
 	       runs, reads, (unsigned long long)tramp->bss->reads);
 	ret = 0;
 out:
@@ -65,5 +70,7 @@ out:
 	ksym_abi__destroy(prog);
 	if (zero >= 0)
 		close(zero);
+	if (null >= 0)
+		close(null);
 	return ret;
 }
