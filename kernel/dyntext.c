@@ -21,6 +21,7 @@
 #include <linux/kprobes.h>
 #include <linux/perf_event.h>
 #include <linux/rculist.h>
+#include <linux/sched/signal.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <asm/sections.h>
@@ -31,6 +32,10 @@ static struct latch_tree_root dyntext_tree __cacheline_aligned;
 /* Bumped on every delete: a cursor taken before is no longer valid. */
 static unsigned long dyntext_gen;
 static unsigned int dyntext_nr;
+/* Registration order: the list is sorted by it. */
+static u64 dyntext_seq;
+/* Regions dyntext_walk() handles per hold of the lock. */
+#define DYNTEXT_WALK_BATCH	32
 
 static __always_inline struct dyntext *tnode_to_dyntext(struct latch_tree_node *n)
 {
@@ -196,6 +201,7 @@ int dyntext_add(struct dyntext *dt)
 				    __builtin_return_address(0), dt->name);
 		return -EEXIST;
 	}
+	dt->seq = ++dyntext_seq;
 	latch_tree_insert(&dt->tnode, &dyntext_tree, &dyntext_tree_ops);
 	list_add_tail_rcu(&dt->lnode, &dyntext_list);
 	dyntext_nr++;
@@ -372,6 +378,88 @@ int dyntext_get_kallsym(struct dyntext_iter *it, unsigned int symnum,
 	}
 	rcu_read_unlock();
 	return ret;
+}
+
+/* The first announced entry after @dt (or the first of all), lock held. */
+static struct dyntext *dyntext_next_announced(struct dyntext *dt)
+{
+	lockdep_assert_held(&dyntext_lock);
+	dt = list_prepare_entry(dt, &dyntext_list, lnode);
+	list_for_each_entry_continue(dt, &dyntext_list, lnode) {
+		if (dyntext_listed(dt))
+			return dt;
+	}
+	return NULL;
+}
+
+/**
+ * dyntext_walk - call a function for every region the registry announces
+ * @fn:		called with the registry's lock held (interrupts disabled):
+ *		must not sleep; returns 0 to go on, anything else to stop.
+ *		Its @end tells dyntext_in_walk() which regions the walk covers.
+ * @arg:	passed to @fn
+ *
+ * Visits the regions in registration order, a small batch per hold of the
+ * lock, so that a large registry does not keep interrupts disabled for
+ * long.  The walk is consistent with concurrent add and delete:
+ *
+ * - @fn sees a region only while it is registered, so its unregister
+ *   record (emitted under the same lock) comes after whatever @fn emitted;
+ * - a region registered before the walk started and still registered when
+ *   it ends is visited exactly once; one deleted during the walk at most
+ *   once, and then before its unregister record;
+ * - a region added after the walk started is not visited: its register
+ *   record announces it.
+ *
+ * Regions of a class whose listed() returns false are not visited, as they
+ * are not announced.  Process context only.
+ *
+ * Return: 0 once every region was visited, the first non-zero value @fn
+ * returned, or -EINTR if a fatal signal stopped the walk.
+ */
+int dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end, void *arg),
+		 void *arg)
+{
+	struct dyntext *dt, *cur = NULL;
+	unsigned long flags, gen = 0;
+	u64 last = 0, end = 0;
+	int ret = 0, n;
+
+	might_sleep();
+	for (;;) {
+		spin_lock_irqsave(&dyntext_lock, flags);
+		/* Regions added from now on are announced by their own records. */
+		if (!end)
+			end = dyntext_seq;
+		if (cur && gen == dyntext_gen) {
+			/* Nothing was deleted: cur is still in the list. */
+			dt = dyntext_next_announced(cur);
+		} else {
+			/* Find the place again by registration order. */
+			dt = dyntext_next_announced(NULL);
+			while (dt && dt->seq <= last)
+				dt = dyntext_next_announced(dt);
+		}
+		if (dt && !dyntext_in_walk(dt, end))
+			dt = NULL;
+		for (n = 0; dt && n < DYNTEXT_WALK_BATCH; n++) {
+			ret = fn(dt, end, arg);
+			last = dt->seq;
+			cur = dt;
+			if (ret)
+				break;
+			dt = dyntext_next_announced(dt);
+			if (dt && !dyntext_in_walk(dt, end))
+				dt = NULL;
+		}
+		gen = dyntext_gen;
+		spin_unlock_irqrestore(&dyntext_lock, flags);
+		if (ret || !dt)
+			return ret;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
 }
 
 /**

@@ -434,10 +434,85 @@ static void dyntext_test_concurrent(struct kunit *test)
 	dt_test_consistent(test, 0);
 }
 
+/* dyntext_walk() callback: record the test's regions, stop at @stop_at. */
+struct dt_test_walk_state {
+	struct dt_test_ctx	*ctx;
+	unsigned int		seen;
+	unsigned int		stop_at;
+	unsigned int		out_of_order;
+	unsigned long		prev;
+	u64			end;
+};
+
+static int dt_test_walk_fn(const struct dyntext *dt, u64 end, void *arg)
+{
+	struct dt_test_walk_state *w = arg;
+
+	lockdep_assert_irqs_disabled();
+	w->end = end;
+	if (dt->class != &dt_test_class)
+		return 0;
+	/* Registered in address order below: the walk keeps that order. */
+	if (dt->start <= w->prev)
+		w->out_of_order++;
+	w->prev = dt->start;
+	if (++w->seen == w->stop_at)
+		return -E2BIG;
+	return 0;
+}
+
+/*
+ * dyntext_walk(): every announced region once, in registration order,
+ * across many batches; a callback's error stops it; unlisted classes are
+ * skipped; regions registered later are outside the walk's @end.
+ */
+static void dyntext_test_walk(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	struct dt_test_walk_state w = { .ctx = ctx };
+	const unsigned int nr = 200;
+	struct dyntext *late;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		KUNIT_ASSERT_EQ(test, 0,
+				dyntext_add(dt_test_region(ctx, i, i * 64, 32)));
+	KUNIT_EXPECT_EQ(test, 0, dyntext_walk(dt_test_walk_fn, &w));
+	KUNIT_EXPECT_EQ(test, nr, w.seen);
+	KUNIT_EXPECT_EQ(test, 0U, w.out_of_order);
+	for (i = 0; i < nr; i++)
+		KUNIT_EXPECT_TRUE(test, dyntext_in_walk(&ctx->r[i].dt, w.end));
+
+	late = dt_test_region(ctx, nr, nr * 64, 32);
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(late));
+	KUNIT_EXPECT_FALSE(test, dyntext_in_walk(late, w.end));
+
+	memset(&w, 0, sizeof(w));
+	w.stop_at = 77;
+	KUNIT_EXPECT_EQ(test, -E2BIG, dyntext_walk(dt_test_walk_fn, &w));
+	KUNIT_EXPECT_EQ(test, 77U, w.seen);
+
+	/* Deletes between walks: the survivors, once each, still in order. */
+	for (i = 0; i < nr; i += 3)
+		KUNIT_EXPECT_EQ(test, 0, dyntext_del(&ctx->r[i].dt));
+	memset(&w, 0, sizeof(w));
+	KUNIT_EXPECT_EQ(test, 0, dyntext_walk(dt_test_walk_fn, &w));
+	KUNIT_EXPECT_EQ(test, nr + 1 - (nr + 2) / 3, w.seen);
+	KUNIT_EXPECT_EQ(test, 0U, w.out_of_order);
+
+	WRITE_ONCE(dt_test_listed_flag, false);
+	memset(&w, 0, sizeof(w));
+	KUNIT_EXPECT_EQ(test, 0, dyntext_walk(dt_test_walk_fn, &w));
+	KUNIT_EXPECT_EQ(test, 0U, w.seen);
+	WRITE_ONCE(dt_test_listed_flag, true);
+	dt_test_consistent(test, nr + 1 - (nr + 2) / 3);
+}
+
 static struct kunit_case dyntext_test_cases[] = {
 	KUNIT_CASE(dyntext_test_boundaries),
 	KUNIT_CASE(dyntext_test_misuse),
 	KUNIT_CASE(dyntext_test_iteration),
+	KUNIT_CASE(dyntext_test_walk),
 	KUNIT_CASE(dyntext_test_many),
 	KUNIT_CASE(dyntext_test_concurrent),
 	{}

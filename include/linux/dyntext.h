@@ -13,6 +13,9 @@
 #include <linux/list.h>
 #include <linux/rbtree_latch.h>
 
+struct perf_event;
+struct dyntext;
+
 /**
  * struct dyntext_class - what all regions of one producer have in common
  * @owner:	tag shown in brackets in /proc/kallsyms ("bpf", ...)
@@ -22,6 +25,11 @@
  *		by other means (a module's own symbols), not the regions
  * @listed:	optional; when it returns false, regions of this class are
  *		neither listed in /proc/kallsyms nor announced to perf
+ * @replay:	optional; writes the replay records of a region to @event
+ *		itself (PERF_EVENT_IOC_KSYMBOL_REPLAY), for producers that
+ *		add records of their own (BPF: PERF_RECORD_BPF_EVENT).  Called
+ *		from dyntext_walk() with its @end, under the registry's lock;
+ *		returns 0 or a negative error.
  */
 struct dyntext_class {
 	const char	*owner;
@@ -29,6 +37,8 @@ struct dyntext_class {
 	char		sym_type;
 	bool		not_in_kallsyms;
 	bool		(*listed)(void);
+	int		(*replay)(const struct dyntext *dt, u64 end,
+				  struct perf_event *event);
 };
 
 /**
@@ -38,6 +48,7 @@ struct dyntext_class {
  * @name:	symbol name; the storage belongs to the caller and must stay
  *		unchanged while the region is registered
  * @class:	the producer's class
+ * @seq:	registration sequence number, registry-private
  * @tnode:	latch tree node (lock-free lookup), registry-private
  * @lnode:	list node (iteration in registration order), registry-private
  *
@@ -49,6 +60,7 @@ struct dyntext {
 	unsigned long			end;
 	const char			*name;
 	const struct dyntext_class	*class;
+	u64				seq;
 	struct latch_tree_node		tnode;
 	struct list_head		lnode;
 };
@@ -82,6 +94,8 @@ int dyntext_get_kallsym(struct dyntext_iter *it, unsigned int symnum,
 			unsigned long *value, char *type, char *name,
 			char *owner, size_t owner_len);
 int dyntext_check(unsigned int *nr);
+int dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end, void *arg),
+		 void *arg);
 #else
 static inline bool dyntext_registered(const struct dyntext *dt)
 {
@@ -106,6 +120,13 @@ static inline const char *dyntext_address_lookup(unsigned long addr,
 	return NULL;
 }
 
+static inline int dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end,
+					 void *arg),
+			       void *arg)
+{
+	return 0;
+}
+
 static inline int dyntext_get_kallsym(struct dyntext_iter *it,
 				      unsigned int symnum,
 				      unsigned long *value, char *type,
@@ -115,6 +136,20 @@ static inline int dyntext_get_kallsym(struct dyntext_iter *it,
 	return -ERANGE;
 }
 #endif
+
+/**
+ * dyntext_in_walk - does a walk cover a region?
+ * @dt:		a registered region, looked at under the registry's lock
+ * @end:	the @end a dyntext_walk() callback was given
+ *
+ * Return: true if @dt was registered before the walk started, so that the
+ * walk visits it; false if it was registered later and its own register
+ * record announces it.
+ */
+static inline bool dyntext_in_walk(const struct dyntext *dt, u64 end)
+{
+	return dt->seq <= end;
+}
 
 /**
  * dyntext_show_value - may @cred see the addresses of dynamic text?

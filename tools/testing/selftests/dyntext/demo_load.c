@@ -62,8 +62,10 @@ int main(int argc, char **argv)
 				goto out;
 		}
 	}
-	printf("demo_load: %lu runs of ksym_abi_main, %lu reads and writes (%llu reads seen by fentry)\n",
-	       runs, reads, (unsigned long long)tramp->bss->reads);
+	printf("demo_load: %lu runs of ksym_abi_main, %lu reads and writes",
+	       runs, reads);
+	printf(" (%llu reads seen by fentry)\n",
+	       (unsigned long long)tramp->bss->reads);
 	ret = 0;
 out:
 	demo__destroy(tramp);

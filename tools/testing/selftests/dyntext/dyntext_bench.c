@@ -7,6 +7,9 @@
  *   dyntext_bench load COUNT           BPF program load+unload rate
  *   dyntext_bench dump                 load the test workload and print
  *                                      the [bpf] lines of /proc/kallsyms
+ *   dyntext_bench replay N             PERF_EVENT_IOC_KSYMBOL_REPLAY with N
+ *                                      trivial programs loaded: time (best
+ *                                      of 5), records and bytes
  *
  * Results are printed as "name,param,value,unit" lines.
  */
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -195,15 +199,84 @@ static int dump(void)
 	return 0;
 }
 
+/* Bytes and records the ring buffers hold after a replay. */
+static void count_stream(struct rec_stream *s, long *recs, long *bytes)
+{
+	size_t i;
+
+	*recs = 0;
+	*bytes = 0;
+	for (i = 0; i < s->nr; i++) {
+		const struct rec *r = &s->recs[i];
+
+		(*recs)++;
+		/* header, body, sample_id (time, cpu) as the kernel wrote it */
+		if (r->type == PERF_RECORD_KSYMBOL)
+			*bytes += 8 + 16 + ((strlen(r->name) + 8) & ~7UL) + 16;
+		else
+			*bytes += 8 + 8 + BPF_TAG_SIZE + 16;
+	}
+}
+
+static int bench_replay(long n)
+{
+	struct rlimit rl = { 200000, 200000 };
+	double best = 1e9, t;
+	long recs = 0, bytes = 0, ret = 0;
+	int *fds, i;
+
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		perror("setrlimit");
+	fds = calloc(n + 1, sizeof(*fds));
+	for (i = 0; i < n; i++) {
+		fds[i] = load_trivial();
+		if (fds[i] < 0) {
+			perror("bench: load");
+			return 1;
+		}
+	}
+	for (i = 0; i < 5; i++) {
+		struct rec_stream s;
+
+		/* 8 MiB per CPU: room for 10,000s of regions. */
+		if (rec_stream_open(&s, 2048)) {
+			perror("bench: perf event");
+			return 1;
+		}
+		t = now();
+		ret = ioctl(rec_stream_fd(&s), PERF_EVENT_IOC_KSYMBOL_REPLAY, 0);
+		t = now() - t;
+		if (ret < 0) {
+			perror("bench: replay");
+			return 1;
+		}
+		if (t < best)
+			best = t;
+		rec_stream_drain(&s);
+		count_stream(&s, &recs, &bytes);
+		rec_stream_close(&s);
+	}
+	printf("replay_ms,%ld,%.2f,ms\n", n, best * 1e3);
+	printf("replay_regions,%ld,%ld,regions\n", n, ret);
+	printf("replay_records,%ld,%ld,records\n", n, recs);
+	printf("replay_bytes,%ld,%ld,bytes\n", n, bytes);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "kallsyms"))
 		return bench_kallsyms(argc - 2, argv + 2);
 	if (argc == 3 && !strcmp(argv[1], "load"))
 		return bench_load(atol(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "replay"))
+		return bench_replay(atol(argv[2]));
 	if (argc == 2 && !strcmp(argv[1], "dump"))
 		return dump();
-	fprintf(stderr, "usage: %s kallsyms N... | load COUNT | dump\n",
+	fprintf(stderr, "usage: %s kallsyms N... | load COUNT | replay N | dump\n",
 		argv[0]);
 	return 2;
 }

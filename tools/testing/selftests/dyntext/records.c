@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <libgen.h>
 #include <limits.h>
 #include <sched.h>
@@ -21,6 +22,7 @@
 #include <perf/mmap.h>
 #include <perf/threadmap.h>
 #include <perf/event.h>
+#include <dirent.h>
 
 #include "records.h"
 
@@ -390,6 +392,73 @@ int write_str(const char *path, const char *s, int flags)
 	n = write(fd, s, strlen(s));
 	close(fd);
 	return n == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
+int sysctl_get(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = -1000;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1000;
+		fclose(f);
+	}
+	return v;
+}
+
+int sysctl_set(const char *path, int v)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fprintf(f, "%d\n", v) < 0 ? -EIO : 0;
+	if (fclose(f))
+		ret = -errno;
+	return ret;
+}
+
+int drop_to_nobody(void)
+{
+	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY))
+		return -errno;
+	return 0;
+}
+
+/*
+ * libperf does not hand out the fds of its events; a stream's events are
+ * the only perf events these tests open, so the first one found in
+ * /proc/self/fd belongs to it (any of them will do for an ioctl whose
+ * records go to that event's ring buffer, which the stream drains).
+ */
+int rec_stream_fd(struct rec_stream *s)
+{
+	char path[300], link[64];
+	struct dirent *d;
+	int fd = -1;
+	DIR *dir;
+
+	if (!s->evlist)
+		return -1;
+	dir = opendir("/proc/self/fd");
+	if (!dir)
+		return -1;
+	while (fd < 0 && (d = readdir(dir))) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = 0;
+		if (!strcmp(link, "anon_inode:[perf_event]"))
+			fd = atoi(d->d_name);
+	}
+	closedir(dir);
+	return fd;
 }
 
 int test_module_unload(const char *mod)

@@ -89,6 +89,19 @@ unsigned long long module_section_addr(const char *mod, const char *section);
 /* Write s to path opened with O_WRONLY | flags (O_TRUNC, O_APPEND). */
 int write_str(const char *path, const char *s, int flags);
 
+#define KPTR "/proc/sys/kernel/kptr_restrict"
+#define PARANOID "/proc/sys/kernel/perf_event_paranoid"
+#define NOBODY 65534
+
+/* Read and write an integer sysctl; sysctl_get() returns -1000 on error. */
+int sysctl_get(const char *path);
+int sysctl_set(const char *path, int v);
+/* Drop every privilege: uid, gid and groups 65534. */
+int drop_to_nobody(void);
+
+/* An fd of one of the stream's events (the only perf events open). */
+int rec_stream_fd(struct rec_stream *s);
+
 /* Format a tag as 16 hex digits into buf (17 bytes). */
 void tag_hex(const __u8 *tag, char *buf);
 

@@ -20,36 +20,6 @@
 #include "records.h"
 #include "ksym_abi.skel.h"
 
-#define NOBODY 65534
-
-static int sysctl_get(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	int v = -1000;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = -1000;
-		fclose(f);
-	}
-	return v;
-}
-
-static int sysctl_set(const char *path, int v)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fprintf(f, "%d\n", v) < 0 ? -EIO : 0;
-	if (fclose(f))
-		ret = -errno;
-	return ret;
-}
-
-#define KPTR "/proc/sys/kernel/kptr_restrict"
-#define PARANOID "/proc/sys/kernel/perf_event_paranoid"
 #define UNPRIV_BPF "/proc/sys/kernel/unprivileged_bpf_disabled"
 
 /* The address of the first line of /proc/kallsyms as this process sees it. */
@@ -70,14 +40,6 @@ static unsigned long long first_kallsyms_addr(void)
 		}
 	fclose(f);
 	return a;
-}
-
-static int drop_to_nobody(void)
-{
-	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
-	    setresuid(NOBODY, NOBODY, NOBODY))
-		return -errno;
-	return 0;
 }
 
 /* What an unprivileged system-wide listener saw while root loaded a program. */

@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PERF_EVENT_IOC_KSYMBOL_REPLAY: the dynamic text that exists already,
+ * replayed into a perf ring buffer in the same stream as the live records.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../kselftest_harness.h"
+#include "records.h"
+#include "ksym_abi.skel.h"
+
+#define NR_PROGS	20
+#define REPLAY		PERF_RECORD_KSYMBOL_FLAGS_REPLAY
+#define REPLAY_END	(PERF_RECORD_KSYMBOL_FLAGS_REPLAY | \
+			 PERF_RECORD_KSYMBOL_FLAGS_REPLAY_END)
+#define UNREG		PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER
+
+/* A line of /proc/kallsyms for dynamic text ([bpf], [__builtin__*]). */
+struct dyn_line {
+	unsigned long long addr;
+	char name[KSYM_NAME_LEN];
+};
+
+static int dyn_lines(struct dyn_line **out)
+{
+	char line[1024], name[KSYM_NAME_LEN], mod[128];
+	struct dyn_line *l = NULL;
+	unsigned long long a;
+	int n = 0;
+	char t;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %511s [%127[^]]]", &a, &t, name, mod) != 4 ||
+		    (strcmp(mod, "bpf") && strncmp(mod, "__builtin__", 11)))
+			continue;
+		l = realloc(l, (n + 1) * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		l[n].addr = a;
+		snprintf(l[n].name, sizeof(l[n].name), "%s", name);
+		n++;
+	}
+	fclose(f);
+	*out = l;
+	return n;
+}
+
+/* Replay into the first CPU's buffer; drain until the end marker is there. */
+static long replay(struct rec_stream *s, size_t *end_idx)
+{
+	long ret = ioctl(rec_stream_fd(s), PERF_EVENT_IOC_KSYMBOL_REPLAY, 0);
+	size_t i, from = s->nr;
+	int tries;
+
+	if (ret < 0)
+		return -errno;
+	for (tries = 0; tries < 100; tries++) {
+		if (rec_stream_drain(s))
+			return -EIO;
+		for (i = from; i < s->nr; i++) {
+			if (s->recs[i].type == PERF_RECORD_KSYMBOL &&
+			    s->recs[i].flags == REPLAY_END) {
+				*end_idx = i;
+				return ret;
+			}
+		}
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
+}
+
+/* What a consumer believes present: applied in stream order. */
+struct view {
+	struct { unsigned long long addr; __u32 len; char name[KSYM_NAME_LEN]; } *r;
+	size_t nr;
+	size_t live_dup;	/* a live register for a region already present */
+	size_t mismatch;	/* a replay record that contradicts the view */
+	size_t confirmed;	/* a replay record for a region already present */
+	size_t unknown_unreg;	/* unregister of a region never seen */
+};
+
+static long view_find(struct view *v, unsigned long long addr)
+{
+	size_t i;
+
+	for (i = 0; i < v->nr; i++)
+		if (v->r[i].addr == addr)
+			return i;
+	return -1;
+}
+
+static void view_apply(struct view *v, const struct rec *r)
+{
+	long i;
+
+	if (r->type != PERF_RECORD_KSYMBOL || r->flags == REPLAY_END ||
+	    r->ksym_type == PERF_RECORD_KSYMBOL_TYPE_MODULE)
+		return;
+	i = view_find(v, r->addr);
+	if (r->flags & UNREG) {
+		if (i < 0) {
+			v->unknown_unreg++;
+			return;
+		}
+		v->r[i] = v->r[--v->nr];
+		return;
+	}
+	if (i >= 0) {
+		if (!(r->flags & REPLAY))
+			v->live_dup++;
+		else if (v->r[i].len != r->len || strcmp(v->r[i].name, r->name))
+			v->mismatch++;
+		else
+			v->confirmed++;
+		return;
+	}
+	v->r = realloc(v->r, (v->nr + 1) * sizeof(*v->r));
+	if (!v->r)
+		abort();
+	v->r[v->nr].addr = r->addr;
+	v->r[v->nr].len = r->len;
+	snprintf(v->r[v->nr].name, sizeof(v->r[v->nr].name), "%s", r->name);
+	v->nr++;
+}
+
+FIXTURE(replay) {
+	struct rec_stream s;
+	struct ksym_abi *skel[NR_PROGS];
+	int kptr, paranoid;
+};
+
+FIXTURE_SETUP(replay)
+{
+	int i;
+
+	if (geteuid())
+		SKIP(return, "needs root");
+	self->kptr = sysctl_get(KPTR);
+	self->paranoid = sysctl_get(PARANOID);
+	for (i = 0; i < NR_PROGS; i++) {
+		self->skel[i] = ksym_abi__open_and_load();
+		ASSERT_NE(NULL, self->skel[i]);
+	}
+}
+
+FIXTURE_TEARDOWN(replay)
+{
+	int i;
+
+	rec_stream_close(&self->s);
+	for (i = 0; i < NR_PROGS; i++)
+		ksym_abi__destroy(self->skel[i]);
+	sysctl_set(KPTR, self->kptr);
+	sysctl_set(PARANOID, self->paranoid);
+}
+
+/*
+ * With nothing changing: one replay record per line of dynamic text in
+ * /proc/kallsyms (same address and name), the ioctl's count, a PROG_LOAD
+ * after the functions of each program, and the end marker last.
+ */
+TEST_F(replay, matches_kallsyms)
+{
+	struct dyn_line *lines = NULL;
+	size_t i, end = 0, nr_replay = 0;
+	int nlines, j, k;
+	long ret;
+
+	ASSERT_EQ(0, rec_stream_open(&self->s, 64));
+	nlines = dyn_lines(&lines);
+	ASSERT_GE(nlines, 3 * NR_PROGS);
+	ret = replay(&self->s, &end);
+	ASSERT_GE(ret, 0) TH_LOG("replay: %s", strerror(-ret));
+	for (i = 0; i < self->s.nr; i++) {
+		const struct rec *r = &self->s.recs[i];
+
+		if (r->type == PERF_RECORD_KSYMBOL && r->flags == REPLAY) {
+			nr_replay++;
+			EXPECT_LT(i, end);
+		}
+	}
+	EXPECT_EQ(ret, nr_replay);
+	/* Nothing is loaded but the regions of /proc/kallsyms. */
+	EXPECT_EQ(nlines, nr_replay);
+	for (j = 0; j < nlines; j++) {
+		const struct rec *r = NULL;
+		int found = 0;
+
+		for (i = 0; i < self->s.nr; i++) {
+			if (self->s.recs[i].type == PERF_RECORD_KSYMBOL &&
+			    self->s.recs[i].flags == REPLAY &&
+			    self->s.recs[i].addr == lines[j].addr) {
+				r = &self->s.recs[i];
+				found++;
+			}
+		}
+		EXPECT_EQ(1, found) TH_LOG("%s", lines[j].name);
+		if (r)
+			EXPECT_STREQ(lines[j].name, r->name);
+	}
+	/* Each program: its three functions, then its PROG_LOAD. */
+	for (k = 0; k < NR_PROGS; k++) {
+		int fd = bpf_program__fd(self->skel[k]->progs.ksym_abi_main);
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		__u64 ksyms[3];
+		size_t load_at = 0;
+
+		info.nr_jited_ksyms = 3;
+		info.jited_ksyms = (__u64)(unsigned long)ksyms;
+		ASSERT_EQ(0, bpf_obj_get_info_by_fd(fd, &info, &len));
+		ASSERT_EQ(1, rec_count_bpf(&self->s, info.id,
+					   PERF_BPF_EVENT_PROG_LOAD, &load_at));
+		EXPECT_EQ(PERF_BPF_EVENT_FLAGS_REPLAY, self->s.recs[load_at].bpf_flags);
+		EXPECT_EQ(0, memcmp(info.tag, self->s.recs[load_at].tag, BPF_TAG_SIZE));
+		for (j = 0; j < 3; j++) {
+			for (i = 0; i < self->s.nr; i++)
+				if (self->s.recs[i].type == PERF_RECORD_KSYMBOL &&
+				    self->s.recs[i].addr == ksyms[j])
+					break;
+			ASSERT_LT(i, self->s.nr);
+			EXPECT_LT(i, load_at);
+		}
+	}
+	EXPECT_EQ(0, self->s.lost);
+	TH_LOG("%ld regions replayed", ret);
+	free(lines);
+}
+
+/*
+ * Loaders and unloaders run while the consumer enables its event, replays
+ * and keeps reading.  Applying the records in stream order gives exactly
+ * the dynamic text of /proc/kallsyms once the loaders stop; no live record
+ * announces a region that is present, and no replay record contradicts.
+ */
+TEST_F(replay, concurrent_loaders)
+{
+	struct dyn_line *lines = NULL;
+	struct view v = {};
+	int go[2], done[2], c, nlines, j;
+	pid_t pid[3];
+	size_t i, end = 0;
+	long ret;
+
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	for (c = 0; c < 3; c++) {
+		pid[c] = fork();
+		ASSERT_GE(pid[c], 0);
+		if (!pid[c]) {
+			struct ksym_abi *ring[4] = {};
+			char b;
+			int n;
+
+			close(go[1]);
+			if (read(go[0], &b, 1) != 1)
+				_exit(1);
+			/* Load and unload, keeping up to four loaded. */
+			for (n = 0; n < 60; n++) {
+				ksym_abi__destroy(ring[n % 4]);
+				ring[n % 4] = ksym_abi__open_and_load();
+				if (!ring[n % 4])
+					_exit(2);
+			}
+			if (write(done[1], "d", 1) != 1)
+				_exit(3);
+			pause();	/* keep the last four loaded */
+			_exit(0);
+		}
+	}
+	close(go[0]);
+	ASSERT_EQ(0, rec_stream_open(&self->s, 256));
+	ASSERT_EQ(3, write(go[1], "ggg", 3));
+	usleep(50000);
+	ret = replay(&self->s, &end);
+	ASSERT_GE(ret, 0) TH_LOG("replay: %s", strerror(-ret));
+	for (c = 0; c < 3; c++) {
+		char b;
+
+		ASSERT_EQ(1, read(done[0], &b, 1));
+	}
+	usleep(100000);
+	ASSERT_EQ(0, rec_stream_drain(&self->s));
+	ASSERT_EQ(0, self->s.lost);
+	for (i = 0; i < self->s.nr; i++)
+		view_apply(&v, &self->s.recs[i]);
+
+	nlines = dyn_lines(&lines);
+	ASSERT_GE(nlines, 3 * (NR_PROGS + 12));
+	EXPECT_EQ(0, v.live_dup);
+	EXPECT_EQ(0, v.mismatch);
+	EXPECT_EQ(nlines, v.nr);
+	for (j = 0; j < nlines; j++) {
+		long k = view_find(&v, lines[j].addr);
+
+		EXPECT_LE(0, k) TH_LOG("missing: %s", lines[j].name);
+		if (k >= 0)
+			EXPECT_STREQ(lines[j].name, v.r[k].name);
+	}
+	TH_LOG("%zu records, %ld replayed, %zu confirmed, %zu present",
+	       self->s.nr, ret, v.confirmed, v.nr);
+	TH_LOG("%zu unregister records of regions not seen before",
+	       v.unknown_unreg);
+	for (c = 0; c < 3; c++) {
+		kill(pid[c], SIGKILL);
+		waitpid(pid[c], NULL, 0);
+	}
+	free(v.r);
+	free(lines);
+}
+
+/* KSYMBOL records with exactly these flags. */
+static size_t rec_find_flags(const struct rec_stream *s, __u16 flags)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->nr; i++)
+		n += s->recs[i].type == PERF_RECORD_KSYMBOL &&
+		     s->recs[i].flags == flags;
+	return n;
+}
+
+/* A ring buffer too small for the snapshot: -ENOSPC, the end marker missing. */
+TEST_F(replay, ring_buffer_too_small)
+{
+	int fd;
+
+	ASSERT_EQ(0, rec_stream_open(&self->s, 1));
+	fd = rec_stream_fd(&self->s);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, 0));
+	EXPECT_EQ(ENOSPC, errno);
+	ASSERT_EQ(0, rec_stream_drain(&self->s));
+	/* What fitted is there, but not the end marker. */
+	EXPECT_LT(0, self->s.nr);
+	EXPECT_EQ(0, rec_find_flags(&self->s, REPLAY_END));
+	/* Drained, it still does not fit: the caller needs a larger buffer. */
+	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, 0));
+	EXPECT_EQ(ENOSPC, errno);
+}
+
+/* An event without attr.ksymbol has nothing to replay into. */
+TEST_F(replay, needs_ksymbol)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+	};
+	int fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, 0);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, 0));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
+/*
+ * An unprivileged owner: with kptr_restrict=1 it may not see kernel
+ * addresses and gets the end marker only; with kptr_restrict=0 and
+ * perf_event_paranoid=-1 it gets what root gets.
+ */
+static long unprivileged_replay(size_t *nr, size_t *ends)
+{
+	int p[2];
+	long res[3] = { -1, 0, 0 };
+	pid_t pid;
+
+	if (pipe(p))
+		return -errno;
+	pid = fork();
+	if (!pid) {
+		struct rec_stream s;
+		size_t end = 0, i;
+
+		close(p[0]);
+		if (drop_to_nobody() || rec_stream_open_self(&s, 64)) {
+			res[0] = -EPERM;
+		} else {
+			res[0] = replay(&s, &end);
+			for (i = 0; i < s.nr; i++) {
+				if (s.recs[i].type != PERF_RECORD_KSYMBOL)
+					continue;
+				if (s.recs[i].flags == REPLAY_END)
+					res[2]++;
+				else
+					res[1]++;
+			}
+		}
+		if (write(p[1], res, sizeof(res)) != sizeof(res))
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], res, sizeof(res)) != sizeof(res))
+		res[0] = -EIO;
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	*nr = res[1];
+	*ends = res[2];
+	return res[0];
+}
+
+TEST_F(replay, unprivileged_owner)
+{
+	size_t nr, ends;
+	long ret;
+
+	ASSERT_EQ(0, sysctl_set(KPTR, 1));
+	ASSERT_EQ(0, sysctl_set(PARANOID, -1));
+	ret = unprivileged_replay(&nr, &ends);
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(0, nr);
+	EXPECT_EQ(1, ends);
+
+	ASSERT_EQ(0, sysctl_set(KPTR, 0));
+	ret = unprivileged_replay(&nr, &ends);
+	EXPECT_LE(3 * NR_PROGS, ret);
+	EXPECT_EQ(ret, nr);
+	EXPECT_EQ(1, ends);
+}
+
+TEST_HARNESS_MAIN
