@@ -169,23 +169,26 @@ static int count_samples(struct perf_run *r, unsigned long long lo,
 }
 
 /* Text symbols /proc/kallsyms lists for MOD in [lo, hi). */
+struct mod_range {
+	unsigned long long lo, hi;
+	int n;
+};
+
+static int module_function_fn(const struct ksym_line *l, void *arg)
+{
+	struct mod_range *r = arg;
+
+	r->n += !strcmp(l->mod, MOD) && l->addr >= r->lo && l->addr < r->hi &&
+		strchr("tTwW", l->type);
+	return 0;
+}
+
 static int module_functions(unsigned long long lo, unsigned long long hi)
 {
-	char line[1024], m[128];
-	unsigned long long a;
-	int n = 0;
-	char t;
-	FILE *f = fopen("/proc/kallsyms", "r");
+	struct mod_range r = { .lo = lo, .hi = hi };
+	int ret = kallsyms_for_each(module_function_fn, &r);
 
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %*s [%127[^]]]", &a, &t, m) == 3 &&
-		    !strcmp(m, MOD) && a >= lo && a < hi && strchr("tTwW", t))
-			n++;
-	}
-	fclose(f);
-	return n;
+	return ret ? ret : r.n;
 }
 
 FIXTURE(perf) {

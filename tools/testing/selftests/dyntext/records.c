@@ -200,32 +200,55 @@ void tag_hex(const __u8 *tag, char *buf)
 		sprintf(buf + 2 * i, "%02x", tag[i]);
 }
 
-int kallsyms_find(__u64 addr, char *type, char *name, size_t name_len,
-		  char *mod, size_t mod_len)
+int kallsyms_for_each(int (*fn)(const struct ksym_line *l, void *arg),
+		      void *arg)
 {
-	char line[1024], n[1024], m[1024];
+	char line[1024];
+	struct ksym_line l;
 	FILE *f = fopen("/proc/kallsyms", "r");
-	int ret = -ENOENT;
+	int ret = 0;
 
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long a;
-		char t;
-		int k;
-
-		m[0] = 0;
-		k = sscanf(line, "%llx %c %1023s [%1023[^]]]", &a, &t, n, m);
-		if (k < 3 || a != addr)
-			continue;
-		*type = t;
-		snprintf(name, name_len, "%s", n);
-		snprintf(mod, mod_len, "%s", k == 4 ? m : "");
-		ret = 0;
-		break;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		l.mod[0] = 0;
+		if (sscanf(line, "%llx %c %511s [%127[^]]]", &l.addr, &l.type,
+			   l.name, l.mod) >= 3)
+			ret = fn(&l, arg);
 	}
 	fclose(f);
-	return ret;
+	return ret < 0 ? ret : 0;
+}
+
+struct ksym_find {
+	__u64 addr;
+	struct ksym_line found;
+};
+
+static int ksym_find_fn(const struct ksym_line *l, void *arg)
+{
+	struct ksym_find *k = arg;
+
+	if (l->addr != k->addr)
+		return 0;
+	k->found = *l;
+	return 1;
+}
+
+int kallsyms_find(__u64 addr, char *type, char *name, size_t name_len,
+		  char *mod, size_t mod_len)
+{
+	struct ksym_find k = { .addr = addr };
+	int ret = kallsyms_for_each(ksym_find_fn, &k);
+
+	if (ret)
+		return ret;
+	if (!k.found.name[0])
+		return -ENOENT;
+	*type = k.found.type;
+	snprintf(name, name_len, "%s", k.found.name);
+	snprintf(mod, mod_len, "%s", k.found.mod);
+	return 0;
 }
 
 int kallsyms_count_line(const char *want)
@@ -319,31 +342,38 @@ const struct rec *rec_wait_name(struct rec_stream *s, const char *name,
 	return NULL;
 }
 
+struct ksym_count {
+	const char *name, *mod;
+	char type;
+	int count;
+	struct ksym_line last;
+};
+
+static int ksym_count_fn(const struct ksym_line *l, void *arg)
+{
+	struct ksym_count *c = arg;
+
+	if (strcmp(l->name, c->name) || strcmp(l->mod, c->mod) ||
+	    (c->type && l->type != c->type))
+		return 0;
+	c->count++;
+	c->last = *l;
+	return 0;
+}
+
 int kallsyms_sym_count(const char *name, const char *mod, char type,
 		       unsigned long long *addr, char *type_seen)
 {
-	char line[1024], n[KSYM_NAME_LEN], m[128];
-	FILE *f = fopen("/proc/kallsyms", "r");
-	unsigned long long a;
-	int count = 0, fields;
-	char t;
+	struct ksym_count c = { .name = name, .mod = mod, .type = type };
+	int ret = kallsyms_for_each(ksym_count_fn, &c);
 
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		m[0] = 0;
-		fields = sscanf(line, "%llx %c %511s [%127[^]]]", &a, &t, n, m);
-		if (fields < 3 || strcmp(n, name) || strcmp(m, mod) ||
-		    (type && t != type))
-			continue;
-		count++;
-		if (addr)
-			*addr = a;
-		if (type_seen)
-			*type_seen = t;
-	}
-	fclose(f);
-	return count;
+	if (ret)
+		return ret;
+	if (c.count && addr)
+		*addr = c.last.addr;
+	if (c.count && type_seen)
+		*type_seen = c.last.type;
+	return c.count;
 }
 
 int test_module_load(const char *mod, const char *params)

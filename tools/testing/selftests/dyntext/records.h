@@ -71,6 +71,21 @@ void rec_stream_close(struct rec_stream *s);
 const struct rec *rec_wait_name(struct rec_stream *s, const char *name,
 				__u16 flags);
 
+/* A parsed line of /proc/kallsyms; mod is "" for the core kernel. */
+struct ksym_line {
+	unsigned long long addr;
+	char type;
+	char name[KSYM_NAME_LEN];
+	char mod[128];
+};
+
+/*
+ * Call fn for every line of /proc/kallsyms until it returns non-zero.
+ * Returns 0, or a negative error from reading or from fn.
+ */
+int kallsyms_for_each(int (*fn)(const struct ksym_line *l, void *arg),
+		      void *arg);
+
 /*
  * Lines of /proc/kallsyms for symbol name with module tag mod ("" for the
  * core kernel) and, if type is not 0, that type letter.  The address and

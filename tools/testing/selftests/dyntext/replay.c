@@ -32,31 +32,33 @@ struct dyn_line {
 	char name[KSYM_NAME_LEN];
 };
 
+struct dyn_lines {
+	struct dyn_line *l;
+	int n;
+};
+
+static int dyn_line_fn(const struct ksym_line *k, void *arg)
+{
+	struct dyn_lines *d = arg;
+
+	if (strcmp(k->mod, "bpf") && strncmp(k->mod, "__builtin__", 11))
+		return 0;
+	d->l = realloc(d->l, (d->n + 1) * sizeof(*d->l));
+	if (!d->l)
+		return -ENOMEM;
+	d->l[d->n].addr = k->addr;
+	snprintf(d->l[d->n].name, sizeof(d->l[d->n].name), "%s", k->name);
+	d->n++;
+	return 0;
+}
+
 static int dyn_lines(struct dyn_line **out)
 {
-	char line[1024], name[KSYM_NAME_LEN], mod[128];
-	struct dyn_line *l = NULL;
-	unsigned long long a;
-	int n = 0;
-	char t;
-	FILE *f = fopen("/proc/kallsyms", "r");
+	struct dyn_lines d = {};
+	int ret = kallsyms_for_each(dyn_line_fn, &d);
 
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %511s [%127[^]]]", &a, &t, name, mod) != 4 ||
-		    (strcmp(mod, "bpf") && strncmp(mod, "__builtin__", 11)))
-			continue;
-		l = realloc(l, (n + 1) * sizeof(*l));
-		if (!l)
-			return -ENOMEM;
-		l[n].addr = a;
-		snprintf(l[n].name, sizeof(l[n].name), "%s", name);
-		n++;
-	}
-	fclose(f);
-	*out = l;
-	return n;
+	*out = d.l;
+	return ret ? ret : d.n;
 }
 
 /* Replay into the first CPU's buffer; drain until the end marker is there. */
