@@ -43,7 +43,7 @@ KMAKE = $(MAKE) -s -C $(1) -j$(JOBS) $(KBUILD_VARS)
 TIMEOUT ?= 900
 
 .PHONY: all deps tree kernel perf selftests module check run baseline bench \
-	vm vm-stock clean FORCE
+	vm vm-stock clean FORCE stress stress-build stress-check
 
 all: kernel perf selftests
 
@@ -74,6 +74,10 @@ selftests module: kernel
 		OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
 		all
 
+# The short reliability run on the debug kernel (stress-check below).
+DEBUG_SUITES := debug_misuse debug_stress debug_faults debug_kmemleak \
+	debug_kernel_log
+
 # One boot of the patched kernel runs KUnit (at boot) and every kselftest,
 # then dumps the BPF lines of /proc/kallsyms for a workload; one boot of the
 # stock kernel dumps the same, and the report compares the two.
@@ -91,12 +95,54 @@ check: kernel perf selftests baseline
 		--quiet --timeout $(TIMEOUT) -- sh -c '$(DUMP) > /run/job/out.dump' \
 		&& cp $(B)/check-stock/out.dump $(B)/check/kallsyms-bpf.stock \
 		|| echo "make check: the stock guest run ended with status $$?"
+	@for t in $(DEBUG_SUITES); do echo $$t; done >> $(B)/check/expected
+	@$(MAKE) -s stress-check STRESS_RESULTS=$(B)/check/results \
+		|| echo "make check: the debug guest run ended with status $$?"
 	@echo
 	@$(TOP)/scripts/report $(B)/check
 
 # Stock and patched side by side: BENCH_ROUNDS (3) interleaved boots each.
+# The modules the workloads load are built against each kernel's tree
+# (struct module differs); the stock kernel's go to $(ST_OUT)/stock.
 bench: kernel perf selftests baseline
+	@$(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
+		OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
+		STOCK_KDIR=$(STOCK) stock-modules
 	@$(TOP)/scripts/bench $(BZIMAGE) $(STOCK_BZIMAGE) $(ST_OUT) $(PERF) $(B)/bench
+
+# Reliability on the debug kernel (configs/debug.config, own tree
+# build/kernel-debug; its tests and modules in build/selftests-debug): the
+# misuse test, STRESS_SECONDS of every producer at once under perf record,
+# STRESS_FAULT_SECONDS of fault injection, kmemleak and the kernel log.
+# stress-check is the short version for make check; with STRESS_RESULTS=DIR
+# it copies its TAP (debug_*.tap and .rc) there for scripts/report.
+STRESS_SECONDS ?= 300
+STRESS_FAULT_SECONDS ?= 300
+STRESS_CHECK_SECONDS ?= 35
+STRESS_CHECK_FAULT_SECONDS ?= 35
+DEBUG_BZIMAGE := $(B)/kernel-debug/arch/x86/boot/bzImage
+ST_DEBUG_OUT := $(B)/selftests-debug/dyntext
+STRESS_RUN = $(TOP)/scripts/vm-run --kernel $(DEBUG_BZIMAGE) --job $(1) \
+	--timeout $$(( $(2) + $(3) + 900 )) -- $(TOP)/scripts/guest-stress \
+	/run/job/results $(2) $(3) $(PERF) $(ST_DEBUG_OUT) \
+	|| echo "make stress: the guest run ended with status $$?"
+
+stress-build:
+	@$(MAKE) -s --no-print-directory DEBUG=0 perf
+	@$(MAKE) -s --no-print-directory DEBUG=1 kernel
+	@$(MAKE) -s --no-print-directory DEBUG=1 ST_OUT=$(ST_DEBUG_OUT) selftests
+
+stress: stress-build
+	@rm -rf $(B)/stress && mkdir -p $(B)/stress
+	@$(call STRESS_RUN,$(B)/stress,$(STRESS_SECONDS),$(STRESS_FAULT_SECONDS))
+	@echo
+	@$(TOP)/scripts/stress-report $(B)/stress
+
+stress-check: stress-build
+	@rm -rf $(B)/stress-check && mkdir -p $(B)/stress-check
+	@$(call STRESS_RUN,$(B)/stress-check,$(STRESS_CHECK_SECONDS),$(STRESS_CHECK_FAULT_SECONDS))
+	@echo
+	@$(TOP)/scripts/stress-report $(B)/stress-check $(STRESS_RESULTS)
 
 run: kernel perf selftests
 	@$(TOP)/scripts/vm-run --timeout $(TIMEOUT) -- $(TOP)/scripts/demo $(PERF) $(ST_OUT)

@@ -16,12 +16,15 @@
  */
 #define pr_fmt(fmt) "dyntext: " fmt
 
+#include <linux/debugfs.h>
 #include <linux/dyntext.h>
+#include <linux/init.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/perf_event.h>
 #include <linux/rculist.h>
 #include <linux/sched/signal.h>
+#include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <asm/sections.h>
@@ -469,7 +472,7 @@ int dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end, void *arg),
  * Walks the list and both copies of the latch tree under the lock: the
  * same number of entries everywhere, trees sorted and disjoint, every
  * listed entry found by a lookup of its first and last byte.  For tests
- * and debugging; O(n log n).
+ * and debugging (also behind /sys/kernel/debug/dyntext/check); O(n log n).
  *
  * Return: 0 if consistent, -EUCLEAN otherwise.
  */
@@ -507,6 +510,37 @@ int dyntext_check(unsigned int *nr)
 	spin_unlock_irqrestore(&dyntext_lock, flags);
 	return ret;
 }
+EXPORT_SYMBOL_GPL(dyntext_check);
+
+#ifdef CONFIG_DEBUG_FS
+/*
+ * /sys/kernel/debug/dyntext/check: "ok N" (N regions registered) if
+ * dyntext_check() finds the list and both trees in agreement; otherwise
+ * the read fails with -EUCLEAN.
+ */
+static int dyntext_check_show(struct seq_file *m, void *unused)
+{
+	unsigned int nr;
+	int ret = dyntext_check(&nr);
+
+	if (ret) {
+		pr_err("registry inconsistent (%u regions)\n", nr);
+		return ret;
+	}
+	seq_printf(m, "ok %u\n", nr);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(dyntext_check);
+
+static int __init dyntext_debugfs_init(void)
+{
+	struct dentry *dir = debugfs_create_dir("dyntext", NULL);
+
+	debugfs_create_file("check", 0400, dir, NULL, &dyntext_check_fops);
+	return 0;
+}
+late_initcall(dyntext_debugfs_init);
+#endif
 
 #ifdef CONFIG_DYNTEXT_KUNIT_TEST
 #include "dyntext_test.c"

@@ -10,16 +10,36 @@
  *   dyntext_bench replay N             PERF_EVENT_IOC_KSYMBOL_REPLAY with N
  *                                      trivial programs loaded: time (best
  *                                      of 5), records and bytes
+ *   dyntext_bench lookup KO CALLS N1 N2 ...
+ *                                      ns per kernel_text_address() and
+ *                                      kallsyms_lookup() call on an address
+ *                                      in each kind of text, with N1, N2, ...
+ *                                      programs loaded, timed in the kernel
+ *                                      by the module KO (bench_module/)
+ *   dyntext_bench modload KO COUNT [listen]
+ *                                      module load+unload rate of KO
+ *                                      (finit_module, delete_module), with
+ *                                      listen while a side-band event of
+ *                                      its own is open
+ *   dyntext_bench spin SECS            a BPF program run in a loop for SECS,
+ *                                      between lines read from stdin: its
+ *                                      rate (runs per second)
  *
- * Results are printed as "name,param,value,unit" lines.
+ * Results are printed as "name,param,value,unit" lines; lines starting
+ * with "#" are notes.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -266,6 +286,444 @@ static int bench_replay(long n)
 	return 0;
 }
 
+/*
+ * Address lookups (workload 2).  The kinds of text an address can be in;
+ * everything but the BPF program is set up once, before any program is
+ * loaded, and found in /proc/kallsyms then (reading it is slow on stock
+ * kernels with many programs loaded).  Each address is a symbol's start
+ * plus LOOKUP_OFF, so that kallsyms_lookup() has an offset to compute.
+ *
+ * Core text is the exception: kallsyms_lookup() finds a core symbol's name
+ * by skipping from the last of every 256 symbols to it, so its cost
+ * depends on the symbol's position in its group of 256, which differs
+ * between the two kernels (the patched one has more symbols).  Its
+ * addresses are the starts of the text symbols at the even positions of
+ * the group that holds vfs_read, looked up in turn: 0 to 254 in either
+ * kernel.
+ */
+#define LOOKUP_OFF	8
+#define LOOKUP_MAX	128
+#define LOOKUP_PASSES	3
+#define LOOKUP_MOD	"dyntext_lookup_bench"
+#define TRACEFS		"/sys/kernel/tracing"
+#define LOOKUP_INST	TRACEFS "/instances/dyntext_bench"
+#define LOOKUP_RUN	"/sys/module/" LOOKUP_MOD "/parameters/run"
+
+enum {
+	LK_CORE, LK_MODULE, LK_BPF_PROG, LK_BPF_TRAMP, LK_FTRACE, LK_KPROBE,
+	LK_NR
+};
+
+struct lookup_target {
+	const char *kind;
+	unsigned long long addr[LOOKUP_MAX];
+	int nr;
+	unsigned int off;		/* of addr[0] in sym */
+	char sym[KSYM_NAME_LEN];	/* what kallsyms_lookup() should name */
+	const char *mod;		/* the [module] it should name, or "" */
+};
+
+/* The start of name in module mod ("" for the core kernel) + LOOKUP_OFF. */
+static int lookup_sym(struct lookup_target *t, const char *name,
+		      const char *mod)
+{
+	unsigned long long addr = 0;
+	int n = kallsyms_sym_count(name, mod, 0, &addr, NULL);
+
+	if (n <= 0 || !addr) {
+		fprintf(stderr, "lookup: no %s [%s] in /proc/kallsyms\n",
+			name, mod);
+		return -1;
+	}
+	t->addr[0] = addr + LOOKUP_OFF;
+	t->nr = 1;
+	t->off = LOOKUP_OFF;
+	snprintf(t->sym, sizeof(t->sym), "%s", name);
+	return 0;
+}
+
+struct core_group {
+	long idx;		/* of the line in /proc/kallsyms */
+	long first;		/* of the group of 256 that holds vfs_read */
+	struct lookup_target *t;
+};
+
+static int core_find_fn(const struct ksym_line *l, void *arg)
+{
+	struct core_group *c = arg;
+
+	if (!l->mod[0] && !strcmp(l->name, "vfs_read")) {
+		c->first = c->idx & ~255L;
+		return 1;
+	}
+	c->idx++;
+	return 0;
+}
+
+static int core_pick_fn(const struct ksym_line *l, void *arg)
+{
+	struct core_group *c = arg;
+	long pos = c->idx++ - c->first;
+
+	if (pos >= 256 || l->mod[0])
+		return 1;
+	if (pos < 0 || pos % 2 || (l->type != 't' && l->type != 'T') ||
+	    c->t->nr == LOOKUP_MAX)
+		return 0;
+	if (!c->t->nr)
+		snprintf(c->t->sym, sizeof(c->t->sym), "%s", l->name);
+	c->t->addr[c->t->nr++] = l->addr;
+	return 0;
+}
+
+static int lookup_core(struct lookup_target *t)
+{
+	struct core_group c = { .first = -1, .t = t };
+
+	t->nr = 0;
+	t->off = 0;
+	if (kallsyms_for_each(core_find_fn, &c) || c.first < 0)
+		return -1;
+	c.idx = 0;
+	if (kallsyms_for_each(core_pick_fn, &c) || t->nr < 64) {
+		fprintf(stderr, "lookup: %d core text symbols around vfs_read\n",
+			t->nr);
+		return -1;
+	}
+	return 0;
+}
+
+/* The image of the program behind fd, its expected name, + LOOKUP_OFF. */
+static int lookup_prog(struct lookup_target *t, int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	__u64 ksym = 0;
+	char tag[17];
+
+	info.nr_jited_ksyms = 1;
+	info.jited_ksyms = (__u64)(unsigned long)&ksym;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || !ksym ||
+	    info.jited_prog_len <= LOOKUP_OFF) {
+		fprintf(stderr, "lookup: no JITed image in bpf_prog_info\n");
+		return -1;
+	}
+	tag_hex(info.tag, tag);
+	t->addr[0] = ksym + LOOKUP_OFF;
+	t->nr = 1;
+	t->off = LOOKUP_OFF;
+	snprintf(t->sym, sizeof(t->sym), "bpf_prog_%s_%s", tag, info.name);
+	return 0;
+}
+
+/*
+ * Time CALLS calls of both functions on t's addresses in the kernel.  The
+ * module says for how many addresses kernel_text_address() was true, and
+ * what kallsyms_lookup() named the first one.
+ */
+static int lookup_run(const struct lookup_target *t, long calls,
+		      unsigned long long *text_ps, unsigned long long *lookup_ps,
+		      int *text_nr, char *name, size_t name_len)
+{
+	char cmd[LOOKUP_MAX * 20 + 32], res[1024], got[1024];
+	size_t n;
+	FILE *f;
+	int i, ok;
+
+	n = snprintf(cmd, sizeof(cmd), "%ld", calls);
+	for (i = 0; i < t->nr; i++)
+		n += snprintf(cmd + n, sizeof(cmd) - n, " %#llx", t->addr[i]);
+	snprintf(cmd + n, sizeof(cmd) - n, "\n");
+	if (write_str(LOOKUP_RUN, cmd, 0)) {
+		perror("lookup: " LOOKUP_RUN);
+		return -1;
+	}
+	f = fopen(LOOKUP_RUN, "r");
+	if (!f)
+		return -1;
+	ok = fgets(res, sizeof(res), f) &&
+	     sscanf(res, "%llu %llu %d %1000[^\n]", text_ps, lookup_ps,
+		    text_nr, got) == 4;
+	fclose(f);
+	if (!ok) {
+		fprintf(stderr, "lookup: cannot read %s\n", LOOKUP_RUN);
+		return -1;
+	}
+	snprintf(name, name_len, "%s", got);
+	return 0;
+}
+
+/* Does name (from the module) say t->sym+t->off [t->mod]? */
+static bool lookup_named(const struct lookup_target *t, const char *name)
+{
+	char want[KSYM_NAME_LEN + 32];
+	const char *mod;
+
+	snprintf(want, sizeof(want), "%s+0x%x/", t->sym, t->off);
+	if (strncmp(name, want, strlen(want)))
+		return false;
+	mod = strchr(name, ' ');
+	if (!t->mod[0])
+		return !mod;
+	return mod && mod[1] == '[' && !strncmp(mod + 2, t->mod, strlen(t->mod)) &&
+	       !strcmp(mod + 2 + strlen(t->mod), "]");
+}
+
+static void lookup_teardown(void)
+{
+	syscall(SYS_delete_module, LOOKUP_MOD, O_NONBLOCK);
+	write_str(TRACEFS "/events/dyntext_bench/probe/enable", "0", 0);
+	write_str(TRACEFS "/kprobe_events", "-:dyntext_bench/probe\n", O_APPEND);
+	write_str(LOOKUP_INST "/current_tracer", "nop", 0);
+	rmdir(LOOKUP_INST);
+}
+
+static int bench_lookup(const char *ko, long calls, int argc, char **argv)
+{
+	struct lookup_target t[LK_NR] = {
+		[LK_CORE] = { "core", .mod = "" },
+		[LK_MODULE] = { "module", .mod = LOOKUP_MOD },
+		[LK_BPF_PROG] = { "bpf_prog", .mod = "" },
+		[LK_BPF_TRAMP] = { "bpf_trampoline", .mod = "" },
+		[LK_FTRACE] = { "ftrace_trampoline", .mod = "" },
+		[LK_KPROBE] = { "kprobe_page", .mod = "" },
+	};
+	unsigned long long best_text[LK_NR], best_lookup[LK_NR];
+	unsigned long long text = 0, lookup = 0, ps_text, ps_lookup;
+	struct rlimit rl = { 200000, 200000 };
+	struct bpf_images *img = NULL;
+	struct bpf_link *link = NULL;
+	int *fds = NULL, loaded = 0, ret = 1, fd, i, k, pass;
+	char params[128], tramp[128], name[LK_NR][1100];
+	int text_nr[LK_NR];
+	long max = 0;
+
+	for (i = 0; i < argc; i++)
+		if (atol(argv[i]) > max)
+			max = atol(argv[i]);
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		perror("setrlimit");
+	fds = calloc(max + 1, sizeof(*fds));
+	lookup_teardown();
+
+	/* A BPF trampoline, an ftrace trampoline, kprobe instruction pages. */
+	img = bpf_images__open_and_load();
+	link = img ? bpf_program__attach(img->progs.images_fentry) : NULL;
+	if (!link || bpf_trampoline_name("bpf_fentry_test1", tramp, sizeof(tramp))) {
+		fprintf(stderr, "lookup: cannot attach the fentry program\n");
+		goto out;
+	}
+	if (mkdir(LOOKUP_INST, 0755) ||
+	    write_str(LOOKUP_INST "/set_ftrace_filter", "vfs_write", 0) ||
+	    write_str(LOOKUP_INST "/current_tracer", "function", 0) ||
+	    write_str(TRACEFS "/kprobe_events", "p:dyntext_bench/probe vfs_read+5\n",
+		      O_APPEND) ||
+	    write_str(TRACEFS "/events/dyntext_bench/probe/enable", "1", 0)) {
+		perror("lookup: tracefs");
+		goto out;
+	}
+	/* Give the kprobe optimizer time to run (it waits a few jiffies). */
+	usleep(200000);
+
+	if (kallsyms_sym_count("kernel_text_address", "", 'T', &text, NULL) != 1 ||
+	    kallsyms_sym_count("kallsyms_lookup", "", 'T', &lookup, NULL) != 1) {
+		fprintf(stderr, "lookup: no kernel_text_address or kallsyms_lookup\n");
+		goto out;
+	}
+	snprintf(params, sizeof(params), "text_addr=%#llx lookup_addr=%#llx",
+		 text, lookup);
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || syscall(SYS_finit_module, fd, params, 0)) {
+		fprintf(stderr, "lookup: cannot load %s: %s\n", ko, strerror(errno));
+		goto out;
+	}
+	close(fd);
+	if (lookup_core(&t[LK_CORE]) ||
+	    lookup_sym(&t[LK_MODULE], "lookup_bench_time_text", LOOKUP_MOD) ||
+	    lookup_sym(&t[LK_BPF_TRAMP], tramp, "bpf") ||
+	    lookup_sym(&t[LK_FTRACE], "ftrace_trampoline", "__builtin__ftrace"))
+		goto out;
+	if (lookup_sym(&t[LK_KPROBE], "kprobe_insn_page", "__builtin__kprobes") &&
+	    lookup_sym(&t[LK_KPROBE], "kprobe_optinsn_page", "__builtin__kprobes"))
+		goto out;
+
+	for (i = 0; i < argc; i++) {
+		long want = atol(argv[i]);
+
+		while (loaded < want) {
+			fds[loaded] = load_trivial();
+			if (fds[loaded] < 0) {
+				fprintf(stderr, "load %d: %s\n", loaded,
+					strerror(errno));
+				goto out;
+			}
+			loaded++;
+		}
+		/* One program out of the middle of those loaded. */
+		if (!loaded || lookup_prog(&t[LK_BPF_PROG], fds[loaded / 2]))
+			goto out;
+		/*
+		 * LOOKUP_PASSES passes over the kinds, the fastest of each
+		 * kept: a slow moment of the host does not hit one kind only.
+		 */
+		for (k = 0; k < LK_NR; k++) {
+			best_text[k] = ~0ULL;
+			best_lookup[k] = ~0ULL;
+		}
+		for (pass = 0; pass < LOOKUP_PASSES; pass++) {
+			for (k = 0; k < LK_NR; k++) {
+				if (lookup_run(&t[k], calls, &ps_text, &ps_lookup,
+					       &text_nr[k], name[k], sizeof(name[k])))
+					goto out;
+				if (ps_text < best_text[k])
+					best_text[k] = ps_text;
+				if (ps_lookup < best_lookup[k])
+					best_lookup[k] = ps_lookup;
+			}
+		}
+		for (k = 0; k < LK_NR; k++) {
+			bool named = lookup_named(&t[k], name[k]);
+
+			printf("# lookup %s, %ld programs: %#llx%s: ", t[k].kind,
+			       want, t[k].addr[0], t[k].nr > 1 ? " ..." : "");
+			printf("kernel_text_address() true for %d of %d, ",
+			       text_nr[k], t[k].nr);
+			printf("kallsyms_lookup() = %s%s\n", name[k],
+			       named ? "" : " (not the expected name)");
+			printf("kernel_text_address_ns,%s@%ld,%.1f,ns\n",
+			       t[k].kind, want, best_text[k] / 1e3);
+			printf("kallsyms_lookup_ns,%s@%ld,%.1f,ns\n",
+			       t[k].kind, want, best_lookup[k] / 1e3);
+			if (i == argc - 1) {
+				printf("kernel_text_address_true,%s,%d,1=yes\n",
+				       t[k].kind, text_nr[k] == t[k].nr);
+				printf("kallsyms_lookup_named,%s,%d,1=yes\n",
+				       t[k].kind, named);
+			}
+		}
+		fflush(stdout);
+	}
+	ret = 0;
+out:
+	lookup_teardown();
+	bpf_link__destroy(link);
+	bpf_images__destroy(img);
+	for (i = 0; i < loaded; i++)
+		close(fds[i]);
+	free(fds);
+	return ret;
+}
+
+/*
+ * Module load+unload (workload 4): finit_module and delete_module of KO.
+ * With listen, a system-wide side-band event (ksymbol=1, bpf_event=1) of
+ * this process is open and drained after every load+unload: a listener
+ * that costs next to nothing itself, unlike perf record.
+ */
+static int bench_modload(const char *ko, long count, bool listen)
+{
+	char path[PATH_MAX], *name, *dot;
+	struct rec_stream s;
+	long i, recs = 0;
+	double t0 = 0, t;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s", ko);
+	name = basename(path);
+	dot = strstr(name, ".ko");
+	if (dot)
+		*dot = 0;
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		perror(ko);
+		return 1;
+	}
+	if (listen && rec_stream_open(&s, 64)) {
+		perror("modload: perf event");
+		return 1;
+	}
+	syscall(SYS_delete_module, name, O_NONBLOCK);
+	/* Warm up (vmalloc, kernfs caches) before timing. */
+	for (i = -10; i < count; i++) {
+		if (!i)
+			t0 = now();
+		if (syscall(SYS_finit_module, fd, "", 0)) {
+			perror("modload: finit_module");
+			return 1;
+		}
+		if (syscall(SYS_delete_module, name, O_NONBLOCK)) {
+			perror("modload: delete_module");
+			return 1;
+		}
+		if (listen) {
+			if (rec_stream_drain(&s))
+				return 1;
+			if (i >= 0)
+				recs += s.nr;
+			s.nr = 0;
+		}
+	}
+	t = now() - t0;
+	close(fd);
+	if (listen) {
+		printf("# modload: the listener got %ld records, lost %llu\n",
+		       recs, (unsigned long long)s.lost);
+		rec_stream_close(&s);
+	}
+	printf("module_load_unload_per_s,%ld,%.1f,ops/s\n", count, count / t);
+	return 0;
+}
+
+/*
+ * The BPF loop of workload 5: load the ksym_abi program (a program with
+ * two subprograms), print a note, wait for a line on stdin, run it with
+ * BPF_PROG_TEST_RUN for SECS and print its rate, then wait for another line
+ * before unloading it.  The script starts and stops perf record in between,
+ * so that no program is loaded or unloaded while perf records.
+ */
+static int bench_spin(double secs)
+{
+	unsigned char pkt[64] = { [12] = 0x08 };
+	struct ksym_abi *skel = ksym_abi__open_and_load();
+	unsigned long runs = 0;
+	char line[64];
+	double t0, t;
+	int fd;
+
+	if (!skel) {
+		fprintf(stderr, "spin: cannot load the BPF program\n");
+		return 1;
+	}
+	fd = bpf_program__fd(skel->progs.ksym_abi_main);
+	printf("# spin: loaded\n");
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		goto err;
+	t0 = now();
+	do {
+		LIBBPF_OPTS(bpf_test_run_opts, opts,
+			    .data_in = pkt,
+			    .data_size_in = sizeof(pkt),
+			    .repeat = 10000);
+
+		if (bpf_prog_test_run_opts(fd, &opts)) {
+			perror("spin: BPF_PROG_TEST_RUN");
+			goto err;
+		}
+		runs += opts.repeat;
+		t = now() - t0;
+	} while (t < secs);
+	printf("bpf_spin_runs_per_s,%.0f,%.1f,ops/s\n", secs, runs / t);
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		goto err;
+	ksym_abi__destroy(skel);
+	return 0;
+err:
+	ksym_abi__destroy(skel);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "kallsyms"))
@@ -276,7 +734,14 @@ int main(int argc, char **argv)
 		return bench_replay(atol(argv[2]));
 	if (argc == 2 && !strcmp(argv[1], "dump"))
 		return dump();
-	fprintf(stderr, "usage: %s kallsyms N... | load COUNT | replay N | dump\n",
-		argv[0]);
+	if (argc >= 5 && !strcmp(argv[1], "lookup"))
+		return bench_lookup(argv[2], atol(argv[3]), argc - 4, argv + 4);
+	if (argc == 3 && !strcmp(argv[1], "spin"))
+		return bench_spin(atof(argv[2]));
+	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "listen"))) &&
+	    !strcmp(argv[1], "modload"))
+		return bench_modload(argv[2], atol(argv[3]), argc == 5);
+	fprintf(stderr, "usage: %s kallsyms N... | load COUNT | replay N | dump |\n"
+		"       lookup KO CALLS N... | modload KO COUNT [listen] | spin SECS\n", argv[0]);
 	return 2;
 }

@@ -3,7 +3,10 @@
  * perf record / report / script on the patched kernel, with the perf built
  * from the patched tree ($PERF, or ../../perf/perf next to this binary):
  * a module loaded after `perf record -a` started and unloaded before it
- * stopped, and a BPF program with subprograms, are named in the samples.
+ * stopped, and a BPF program with subprograms, are named in the samples;
+ * so is a BPF program loaded before perf record started, whose records the
+ * kernel replayed into perf's ring buffer (PERF_EVENT_IOC_KSYMBOL_REPLAY),
+ * or perf synthesized with --no-ksymbol-replay.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -54,10 +57,11 @@ static int find_perf(char *buf, size_t len)
 }
 
 /*
- * Start `perf record -a` with its events disabled and enable them through
- * its control FIFO; return once perf acknowledged, i.e. once it records.
+ * Start `perf record -a` (and the option opt, if not NULL) with its events
+ * disabled and enable them through its control FIFO; return once perf
+ * acknowledged, i.e. once it records.
  */
-static int perf_record_start(struct perf_run *r)
+static int perf_record_start(struct perf_run *r, const char *opt)
 {
 	char ctl[128], ack[128], ctlarg[300], buf[16] = {};
 	int cfd, afd;
@@ -81,7 +85,7 @@ static int perf_record_start(struct perf_run *r)
 		dup2(null, 2);
 		execl(r->perf, "perf", "record", "-q", "-a", "-e", "cpu-clock",
 		      "-F", "999", "-D", "-1", "--control", ctlarg,
-		      "-o", r->data, NULL);
+		      "-o", r->data, opt, NULL);
 		_exit(127);
 	}
 	cfd = open(ctl, O_WRONLY);
@@ -230,7 +234,7 @@ TEST_F(perf, module_loaded_during_record)
 	int nfuncs, header_funcs = -1;
 	FILE *f;
 
-	ASSERT_EQ(0, perf_record_start(&self->run));
+	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
 	ASSERT_EQ(0, test_module_load(MOD, ""));
 	text = module_section_addr(MOD, ".text");
 	ASSERT_NE(0, text);
@@ -290,7 +294,7 @@ TEST_F(perf, bpf_program_and_subprograms)
 	unsigned long long total = 0;
 	int fd, i;
 
-	ASSERT_EQ(0, perf_record_start(&self->run));
+	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
 	skel = ksym_abi__open_and_load();
 	ASSERT_NE(NULL, skel);
 	fd = bpf_program__fd(skel->progs.ksym_abi_main);
@@ -325,6 +329,230 @@ TEST_F(perf, bpf_program_and_subprograms)
 	}
 	EXPECT_GT(total, 50);
 	ksym_abi__destroy(skel);
+}
+
+/* A KSYMBOL record in `perf report -D` (perf_event__fprintf_ksymbol()). */
+#define KSYM_FMT \
+	"PERF_RECORD_KSYMBOL addr %llx len %u type %u flags %x name %511s"
+
+/* The records of one BPF program that perf.data holds. */
+struct prog_records {
+	int ksym[3];		/* KSYMBOL register records of each image */
+	int ksym_flagged[3];	/* of those, flagged as expected */
+	int ksym_exact[3];	/* of those, of type BPF with the image's length */
+	char name[3][KSYM_NAME_LEN];	/* the name of the first of those */
+	int load;		/* BPF_EVENT PROG_LOAD records of the program */
+	int load_flagged;	/* of those, flagged as expected */
+	int replay_end;		/* KSYMBOL records that end a replay */
+	int replayed;		/* other records flagged as replayed */
+};
+
+/*
+ * Count, in `perf report -D`, the register records of the images at addr[],
+ * the PROG_LOAD records of program id, the records that end a replay and
+ * the other records flagged as replayed.  replay says which flags the
+ * program's records must carry: PERF_RECORD_KSYMBOL_FLAGS_REPLAY and
+ * PERF_BPF_EVENT_FLAGS_REPLAY if the kernel replayed them, none if perf
+ * synthesized them.
+ */
+static int count_prog_records(struct perf_run *r, const __u64 *addr,
+			      const __u32 *len, __u32 id, bool replay,
+			      struct prog_records *c)
+{
+	const unsigned int end = PERF_RECORD_KSYMBOL_FLAGS_REPLAY |
+				 PERF_RECORD_KSYMBOL_FLAGS_REPLAY_END;
+	unsigned int klen, ktype, kflags, btype, bflags, bid;
+	char line[1024], kname[KSYM_NAME_LEN];
+	unsigned long long kaddr;
+	FILE *f = perf_output(r, "report -D");
+	const char *p;
+	int i;
+
+	if (!f)
+		return -errno;
+	memset(c, 0, sizeof(*c));
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, "PERF_RECORD_KSYMBOL addr ");
+		kname[0] = 0;
+		if (p && sscanf(p, KSYM_FMT, &kaddr, &klen, &ktype, &kflags,
+				kname) >= 4) {
+			if (kflags & PERF_RECORD_KSYMBOL_FLAGS_REPLAY_END) {
+				c->replay_end += kflags == end && !kaddr && !klen &&
+						 ktype == PERF_RECORD_KSYMBOL_TYPE_UNKNOWN &&
+						 !kname[0];
+				continue;
+			}
+			c->replayed += !!(kflags & PERF_RECORD_KSYMBOL_FLAGS_REPLAY);
+			for (i = 0; i < 3; i++) {
+				if (kaddr != addr[i] ||
+				    kflags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER)
+					continue;
+				if (!c->ksym[i]++)
+					strcpy(c->name[i], kname);
+				c->ksym_flagged[i] += kflags ==
+					(replay ? PERF_RECORD_KSYMBOL_FLAGS_REPLAY : 0);
+				c->ksym_exact[i] += klen == len[i] &&
+					ktype == PERF_RECORD_KSYMBOL_TYPE_BPF;
+			}
+			continue;
+		}
+		p = strstr(line, "PERF_RECORD_BPF_EVENT type ");
+		if (p && sscanf(p, "PERF_RECORD_BPF_EVENT type %u, flags %u, id %u",
+				&btype, &bflags, &bid) == 3) {
+			c->replayed += !!(bflags & PERF_BPF_EVENT_FLAGS_REPLAY);
+			if (btype != PERF_BPF_EVENT_PROG_LOAD || bid != id)
+				continue;
+			c->load++;
+			c->load_flagged += bflags ==
+				(replay ? PERF_BPF_EVENT_FLAGS_REPLAY : 0);
+		}
+	}
+	return pclose(f) ? -EIO : 0;
+}
+
+/*
+ * The images of program id that perf.data's HEADER_BPF_PROG_INFO lists
+ * with the address and length of addr[] and len[] and a name that has the
+ * function's in fn[], as a bit mask; the names, as perf derives them from
+ * the bpf_prog_info, go to name[].
+ */
+static int header_prog_images(struct perf_run *r, __u32 id, const __u64 *addr,
+			      const __u32 *len, const char *const *fn,
+			      char (*name)[KSYM_NAME_LEN])
+{
+	char line[1024], want[64], sname[KSYM_NAME_LEN];
+	unsigned long long saddr;
+	unsigned int sub, slen;
+	FILE *f = perf_output(r, "report --header-only");
+	int in_prog = 0, found = 0;
+
+	if (!f)
+		return -errno;
+	snprintf(want, sizeof(want), "# bpf_prog_info %u:\n", id);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "# bpf_prog_info ", 16)) {
+			in_prog = !strcmp(line, want);
+			continue;
+		}
+		if (in_prog &&
+		    sscanf(line, "# \tsub_prog %u: %511s addr 0x%llx size %u",
+			   &sub, sname, &saddr, &slen) == 4 && sub < 3 &&
+		    saddr == addr[sub] && slen == len[sub] &&
+		    strstr(sname, fn[sub])) {
+			found |= 1 << sub;
+			strcpy(name[sub], sname);
+		}
+	}
+	pclose(f);
+	return found;
+}
+
+/*
+ * A BPF program with two subprograms is loaded before perf record starts
+ * and runs while it records.  perf learns about it from the kernel's
+ * replay, or with --no-ksymbol-replay from its own synthesis: either way
+ * perf.data holds one register record for each of its three images, with
+ * the image's address and length, and one PROG_LOAD, flagged as replayed
+ * or not; the replay ends with its end marker; the header holds the
+ * program's bpf_prog_info; and every sample in each image carries the name
+ * of the image's record.  That name is the one /proc/kallsyms lists when
+ * the kernel replayed the record; perf's synthesis derives it from the
+ * bpf_prog_info, like the names in the header (and names the main
+ * function after the tag of its own instructions, not the program's).
+ */
+static void preloaded_program(struct __test_metadata *_metadata,
+			      struct perf_run *run, bool replay)
+{
+	static const char *const fn[] = {
+		"ksym_abi_main", "ksym_abi_sub_one", "ksym_abi_sub_two",
+	};
+	unsigned char pkt[64] = { [12] = 0x08 };
+	char name[3][KSYM_NAME_LEN], hname[3][KSYM_NAME_LEN];
+	__u64 ksyms[3] = {};
+	__u32 lens[3] = {};
+	struct bpf_prog_info info = {};
+	__u32 info_len = sizeof(info);
+	struct prog_records c;
+	struct ksym_abi *skel;
+	struct timespec t0, t;
+	unsigned long long total = 0;
+	int fd, i;
+
+	skel = ksym_abi__open_and_load();
+	ASSERT_NE(NULL, skel);
+	fd = bpf_program__fd(skel->progs.ksym_abi_main);
+	info.nr_jited_ksyms = 3;
+	info.jited_ksyms = (__u64)(unsigned long)ksyms;
+	info.nr_jited_func_lens = 3;
+	info.jited_func_lens = (__u64)(unsigned long)lens;
+	ASSERT_EQ(0, bpf_obj_get_info_by_fd(fd, &info, &info_len));
+	ASSERT_EQ(3, info.nr_jited_ksyms);
+	for (i = 0; i < 3; i++) {
+		char type, mod[64];
+
+		ASSERT_EQ(0, kallsyms_find(ksyms[i], &type, name[i],
+					   sizeof(name[i]), mod, sizeof(mod)));
+		ASSERT_NE(NULL, strstr(name[i], fn[i]));
+	}
+
+	ASSERT_EQ(0, perf_record_start(run, replay ? NULL : "--no-ksymbol-replay"));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt,
+			    .data_size_in = sizeof(pkt), .repeat = 10000);
+
+		ASSERT_EQ(0, bpf_prog_test_run_opts(fd, &opts));
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 2);
+	ASSERT_EQ(0, perf_record_stop(run));
+
+	memset(hname, 0, sizeof(hname));
+	EXPECT_EQ(7, header_prog_images(run, info.id, ksyms, lens, fn, hname));
+	ASSERT_EQ(0, count_prog_records(run, ksyms, lens, info.id, replay, &c));
+	for (i = 0; i < 3; i++) {
+		TH_LOG("%s: %d register records, %d flagged %s, %d exact, named %s",
+		       name[i], c.ksym[i], c.ksym_flagged[i],
+		       replay ? "REPLAY" : "0", c.ksym_exact[i], c.name[i]);
+		EXPECT_EQ(1, c.ksym[i]);
+		EXPECT_EQ(1, c.ksym_flagged[i]);
+		EXPECT_EQ(1, c.ksym_exact[i]);
+		EXPECT_STREQ(replay ? name[i] : hname[i], c.name[i]);
+	}
+	EXPECT_EQ(1, c.load);
+	EXPECT_EQ(1, c.load_flagged);
+	TH_LOG("%d records flagged as replayed, %d replay end markers",
+	       c.replayed, c.replay_end);
+	if (replay) {
+		/* At least the program's; other dynamic text too. */
+		EXPECT_LE(4, c.replayed);
+		EXPECT_EQ(1, c.replay_end);
+	} else {
+		EXPECT_EQ(0, c.replayed);
+		EXPECT_EQ(0, c.replay_end);
+	}
+
+	for (i = 0; i < 3; i++) {
+		struct samples s;
+
+		ASSERT_EQ(0, count_samples(run, ksyms[i], ksyms[i] + lens[i],
+					   c.name[i], NULL, &s));
+		TH_LOG("%s: %llu named samples, %llu others", c.name[i],
+		       s.named, s.other);
+		EXPECT_EQ(0, s.other);
+		total += s.named;
+	}
+	EXPECT_GT(total, 50);
+	ksym_abi__destroy(skel);
+}
+
+TEST_F(perf, bpf_program_loaded_before_record)
+{
+	preloaded_program(_metadata, &self->run, true);
+}
+
+TEST_F(perf, bpf_program_loaded_before_record_no_replay)
+{
+	preloaded_program(_metadata, &self->run, false);
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,625 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * faults [-t SECONDS]: allocation failures injected into the paths that
+ * register dynamic text, which must fail cleanly and leave nothing behind.
+ *
+ * Needs CONFIG_FAULT_INJECTION with failslab and fail_page_alloc in
+ * debugfs (the debug configuration).  Four operations, each a single
+ * system call: BPF_PROG_LOAD of a program with two subprograms (three
+ * JITed images), finit_module of the test module, finit_module of it with
+ * fail_init=1 (init fails after its text was registered), and attaching an
+ * fentry program (a BPF trampoline).
+ *
+ * Systematic pass: /proc/thread-self/fail-nth makes the N-th allocation
+ * of the call fail (failslab and fail_page_alloc, sleeping allocations
+ * included).  The number of allocations of a clean call is counted first;
+ * then the points at a stride of 2^k, 2^(k-1), ..., 1 are tried, as far
+ * as the time allows, so that a short run covers the whole call coarsely.
+ * Random pass: both with probability 1%, interval 1, no limit on times,
+ * task-filter on and /proc/self/make-it-fail set for this task only.
+ *
+ * After every call: a failed call returned an error the operation may
+ * return for lack of memory (no other errno, no success without the
+ * operation's result), a call that succeeded is undone, and the registry
+ * (/sys/kernel/debug/dyntext/check, "ok N") is back at its size before;
+ * at the end the dynamic lines of /proc/kallsyms are the ones there were.
+ * TAP on stdout; the numbers as "# " lines.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "records.h"
+#include "ksym_abi.skel.h"
+#include "bpf_images.skel.h"
+
+#define CHECK		"/sys/kernel/debug/dyntext/check"
+#define DBG		"/sys/kernel/debug"
+#define ENOTSUPP	524	/* the kernel's, for a program the JIT failed */
+#define MAX_ERRNO	8
+
+static int tap_n, tap_failed;
+
+static void tap(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", ok ? "" : "not ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	tap_failed += !ok;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static long registry_nr(void)
+{
+	char buf[64] = "";
+	unsigned long nr;
+	int fd = open(CHECK, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	n = n < 0 ? -errno : n;
+	close(fd);
+	if (n < 0)
+		return n;
+	buf[n] = 0;
+	return sscanf(buf, "ok %lu", &nr) == 1 ? (long)nr : -EBADMSG;
+}
+
+/* ------------------------------------------------------------------ */
+/* The operations                                                      */
+
+static char bindir[PATH_MAX];
+static int mod_fd = -1;
+
+/* ksym_abi_main, loaded once by libbpf, reloaded raw. */
+static struct {
+	struct ksym_abi *skel;
+	const struct bpf_insn *insns;
+	size_t cnt;
+	int btf_fd;
+	void *func_info;
+	__u32 func_info_cnt, func_info_rec_size;
+	int fd;
+} prog = { .btf_fd = -1, .fd = -1 };
+
+static struct {
+	struct bpf_images *skel;
+	int prog_fd, link_fd;
+} fentry = { .link_fd = -1 };
+
+static int prog_setup(void)
+{
+	struct bpf_prog_info info = { };
+	__u32 len = sizeof(info);
+	struct bpf_program *p;
+	int fd;
+
+	prog.skel = ksym_abi__open_and_load();
+	if (!prog.skel)
+		return -errno;
+	p = prog.skel->progs.ksym_abi_main;
+	fd = bpf_program__fd(p);
+	prog.insns = bpf_program__insns(p);
+	prog.cnt = bpf_program__insn_cnt(p);
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	prog.func_info_cnt = info.nr_func_info;
+	prog.func_info_rec_size = info.func_info_rec_size;
+	prog.func_info = calloc(info.nr_func_info, info.func_info_rec_size);
+	if (!prog.func_info)
+		return -ENOMEM;
+	memset(&info, 0, sizeof(info));
+	info.nr_func_info = prog.func_info_cnt;
+	info.func_info_rec_size = prog.func_info_rec_size;
+	info.func_info = (__u64)(unsigned long)prog.func_info;
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	prog.btf_fd = bpf_btf_get_fd_by_id(info.btf_id);
+	if (prog.btf_fd < 0)
+		return -errno;
+	return prog.cnt && prog.func_info_cnt == 3 ? 0 : -EINVAL;
+}
+
+static int op_prog(void)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, opts,
+		    .prog_btf_fd = prog.btf_fd,
+		    .func_info = prog.func_info,
+		    .func_info_cnt = prog.func_info_cnt,
+		    .func_info_rec_size = prog.func_info_rec_size);
+
+	prog.fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "ksym_abi_main",
+				"GPL", prog.insns, prog.cnt, &opts);
+	return prog.fd < 0 ? prog.fd : 0;
+}
+
+static void undo_prog(void)
+{
+	close(prog.fd);
+	prog.fd = -1;
+}
+
+static int op_module(const char *params)
+{
+	return syscall(SYS_finit_module, mod_fd, params, 0) ? -errno : 0;
+}
+
+static int op_mod(void)
+{
+	return op_module("");
+}
+
+static int op_mod_fail(void)
+{
+	return op_module("fail_init=1");
+}
+
+static void undo_mod(void)
+{
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		if (!syscall(SYS_delete_module, "dyntext_test", O_NONBLOCK) ||
+		    (errno != EAGAIN && errno != EBUSY))
+			return;
+		usleep(10000);
+	}
+}
+
+static int fentry_setup(void)
+{
+	fentry.skel = bpf_images__open_and_load();
+	if (!fentry.skel)
+		return -errno;
+	fentry.prog_fd = bpf_program__fd(fentry.skel->progs.images_fentry);
+	return 0;
+}
+
+static int op_fentry(void)
+{
+	fentry.link_fd = bpf_link_create(fentry.prog_fd, 0, BPF_TRACE_FENTRY,
+					 NULL);
+	return fentry.link_fd < 0 ? fentry.link_fd : 0;
+}
+
+static void undo_fentry(void)
+{
+	close(fentry.link_fd);
+	fentry.link_fd = -1;
+}
+
+struct target {
+	const char *name;
+	int (*op)(void);
+	void (*undo)(void);
+	int clean;		/* what the call returns without injection */
+	int allowed[4];		/* what it may return for lack of memory */
+	/* Results. */
+	long calls;
+	unsigned long attempts, injected, failed, tolerated, not_reached,
+		      bad, leftovers, random_attempts, random_failed;
+	int err[MAX_ERRNO], err_n[MAX_ERRNO], nr_err;
+	char first_bad[200];
+};
+
+#define NR_TARGETS 4
+
+static struct target targets[NR_TARGETS] = {
+	{ "BPF_PROG_LOAD, 2 subprograms", op_prog, undo_prog, 0,
+	  { -ENOMEM, -ENOTSUPP } },
+	{ "finit_module", op_mod, undo_mod, 0, { -ENOMEM } },
+	{ "finit_module fail_init=1", op_mod_fail, NULL, -EINVAL,
+	  { -ENOMEM, -EINVAL } },
+	/*
+	 * Stock 6.1 can turn a failed allocation into -EINVAL here:
+	 * register_fentry() ignores the error of ftrace_set_filter_ip(), and
+	 * register_ftrace_direct_multi() refuses the empty filter with it.
+	 */
+	{ "fentry attach", op_fentry, undo_fentry, 0, { -ENOMEM, -EINVAL } },
+};
+
+/* ------------------------------------------------------------------ */
+/* Fault injection knobs                                               */
+
+static int nth_fd = -1, mif_fd = -1;
+static long base_nr;
+
+static int knob(const char *attr, const char *file, const char *val)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), DBG "/%s/%s", attr, file);
+	return write_str(path, val, O_TRUNC);
+}
+
+static int knobs(int probability)
+{
+	static const char * const attrs[] = { "failslab", "fail_page_alloc" };
+	char p[16];
+	int i, err = 0;
+
+	snprintf(p, sizeof(p), "%d", probability);
+	for (i = 0; i < 2; i++) {
+		err |= knob(attrs[i], "verbose", "0");
+		err |= knob(attrs[i], "ignore-gfp-wait", "N");
+		err |= knob(attrs[i], "task-filter", "Y");
+		err |= knob(attrs[i], "interval", "1");
+		err |= knob(attrs[i], "times", "-1");
+		err |= knob(attrs[i], "space", "0");
+		err |= knob(attrs[i], "probability", p);
+	}
+	/*
+	 * Order 0 and highmem too (vmalloc asks for __GFP_HIGHMEM pages): this
+	 * task's memory is locked, it takes no page faults.
+	 */
+	err |= knob("fail_page_alloc", "min-order", "0");
+	err |= knob("fail_page_alloc", "ignore-gfp-highmem", "N");
+	return err;
+}
+
+static int set_nth(unsigned long n)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%lu", n);
+
+	return pwrite(nth_fd, buf, len, 0) == len ? 0 : -errno;
+}
+
+static long get_nth(void)
+{
+	char buf[32] = "";
+	ssize_t n = pread(nth_fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return strtol(buf, NULL, 10);
+}
+
+static void set_make_it_fail(bool on)
+{
+	if (pwrite(mif_fd, on ? "1" : "0", 1, 0) != 1)
+		perror("make-it-fail");
+}
+
+/* ------------------------------------------------------------------ */
+
+static void note_errno(struct target *t, int err)
+{
+	int i;
+
+	for (i = 0; i < t->nr_err && t->err[i] != err; i++)
+		;
+	if (i == t->nr_err) {
+		if (t->nr_err == MAX_ERRNO)
+			return;
+		t->err[t->nr_err++] = err;
+	}
+	t->err_n[i]++;
+}
+
+static bool allowed(const struct target *t, int err)
+{
+	int i;
+
+	for (i = 0; i < 4 && t->allowed[i]; i++)
+		if (t->allowed[i] == err)
+			return true;
+	return false;
+}
+
+static void bad(struct target *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!t->bad++) {
+		va_start(ap, fmt);
+		vsnprintf(t->first_bad, sizeof(t->first_bad), fmt, ap);
+		va_end(ap);
+	}
+}
+
+/* The registry back at its size (trampolines go after RCU-tasks periods). */
+static bool settled(void)
+{
+	double t0 = now_s();
+	long nr;
+
+	do {
+		nr = registry_nr();
+		if (nr == base_nr)
+			return true;
+		usleep(2000);
+	} while (now_s() - t0 < 10);
+	return false;
+}
+
+/* One call with the n-th allocation failing (n = 0: none). */
+static void attempt(struct target *t, unsigned long n, bool random)
+{
+	long left = 0;
+	int ret;
+
+	if (n)
+		set_nth(n);
+	if (random)
+		set_make_it_fail(true);
+	ret = t->op();
+	if (random)
+		set_make_it_fail(false);
+	if (n) {
+		left = get_nth();
+		set_nth(0);
+	}
+	if (random) {
+		t->random_attempts++;
+	} else {
+		t->attempts++;
+		if (left == 0)
+			t->injected++;
+		else
+			t->not_reached++;
+	}
+	if (ret == 0 && t->undo)
+		t->undo();
+	if (ret != t->clean) {
+		if (random)
+			t->random_failed++;
+		else
+			t->failed++;
+		note_errno(t, ret);
+		if (!allowed(t, ret))
+			bad(t, "%s#%lu: returned %d (%s)", random ? "random" : "nth",
+			    n, ret, strerror(-ret));
+		if (!random && left != 0)
+			bad(t, "nth#%lu: returned %d without an injected failure",
+			    n, ret);
+	} else if (!random && left == 0 && t->clean == 0) {
+		t->tolerated++;
+	}
+	if (!settled()) {
+		t->leftovers++;
+		bad(t, "%s#%lu: registry holds %ld regions, %ld before",
+		    random ? "random" : "nth", n, registry_nr(), base_nr);
+		base_nr = registry_nr();
+	}
+}
+
+/* How many allocations a clean call makes. */
+static long count_calls(struct target *t)
+{
+	const unsigned long big = 1000000000UL;
+	long left;
+	int ret;
+
+	set_nth(big);
+	ret = t->op();
+	left = get_nth();
+	set_nth(0);
+	if (ret == 0 && t->undo)
+		t->undo();
+	settled();
+	if (ret != t->clean || left <= 0)
+		return -1;
+	return big - left;
+}
+
+static void sweep(struct target *t, double budget)
+{
+	double t0 = now_s();
+	unsigned long n, stride, c;
+	char *done;
+
+	t->calls = count_calls(t);
+	if (t->calls <= 0)
+		return;
+	c = t->calls;
+	done = calloc(c + 1, 1);
+	/* Coarse first, over the whole call, then finer while time allows. */
+	for (stride = 1; stride * 2 <= c; stride *= 2)
+		;
+	for (; stride >= 1 && now_s() - t0 < budget; stride /= 2)
+		for (n = stride; n <= c && now_s() - t0 < budget; n += stride)
+			if (!done[n]) {
+				attempt(t, n, false);
+				done[n] = 1;
+			}
+	free(done);
+}
+
+/* Touch the stack now, so that it does not grow while allocations fail. */
+static void grow_stack(void)
+{
+	char buf[256 * 1024];
+
+	memset(buf, 1, sizeof(buf));
+	/* Keep the compiler from dropping the stores. */
+	__asm__ __volatile__("" : : "r"(buf) : "memory");
+}
+
+struct dyn_lines {
+	char **l;
+	size_t n;
+};
+
+static int dyn_line_fn(const struct ksym_line *k, void *arg)
+{
+	struct dyn_lines *d = arg;
+	char *s;
+
+	if (strcmp(k->mod, "bpf") && strncmp(k->mod, "__builtin__", 11))
+		return 0;
+	if (asprintf(&s, "%llx %c %s [%s]", k->addr, k->type, k->name, k->mod) < 0)
+		return -ENOMEM;
+	d->l = realloc(d->l, (d->n + 1) * sizeof(*d->l));
+	d->l[d->n++] = s;
+	return 0;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char * const *)a, *(char * const *)b);
+}
+
+static int dyn_lines(struct dyn_lines *d)
+{
+	memset(d, 0, sizeof(*d));
+	if (kallsyms_for_each(dyn_line_fn, d))
+		return -1;
+	qsort(d->l, d->n, sizeof(*d->l), str_cmp);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	double secs = 60, t0, share;
+	struct dyn_lines before, after;
+	char path[PATH_MAX + 32];
+	int opt, i, ret;
+	size_t j;
+	bool same;
+
+	while ((opt = getopt(argc, argv, "t:")) != -1) {
+		if (opt == 't')
+			secs = atof(optarg);
+		else
+			return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("TAP version 13\n");
+	if (geteuid() || access(CHECK, R_OK) || access(DBG "/failslab", F_OK) ||
+	    access(DBG "/fail_page_alloc", F_OK)) {
+		printf("1..0 # SKIP needs root, %s and failslab/fail_page_alloc\n",
+		       CHECK);
+		return 4;
+	}
+	ret = readlink("/proc/self/exe", bindir, sizeof(bindir) - 1);
+	if (ret < 0)
+		return 1;
+	bindir[ret] = 0;
+	*strrchr(bindir, '/') = 0;
+	snprintf(path, sizeof(path), "%s/dyntext_test.ko", bindir);
+	mod_fd = open(path, O_RDONLY | O_CLOEXEC);
+	nth_fd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	mif_fd = open("/proc/self/make-it-fail", O_RDWR | O_CLOEXEC);
+	libbpf_set_print(NULL);
+	undo_mod();
+	if (dyn_lines(&before)) {
+		tap(false, "/proc/kallsyms readable");
+		return 1;
+	}
+	ret = prog_setup();
+	if (!ret)
+		ret = fentry_setup();
+	if (mod_fd < 0 || nth_fd < 0 || mif_fd < 0 || ret) {
+		printf("1..0 # SKIP setup failed: %s\n", strerror(ret ? -ret : errno));
+		return 1;
+	}
+	/* No page faults of this task while allocations fail. */
+	if (mlockall(MCL_CURRENT | MCL_FUTURE))
+		perror("mlockall");
+	grow_stack();
+	if (knobs(0)) {
+		tap(false, "fault injection knobs");
+		return 1;
+	}
+	base_nr = registry_nr();
+	if (base_nr < 0) {
+		tap(false, "registry readable");
+		return 1;
+	}
+	for (i = 0; i < NR_TARGETS; i++) {
+		int ret = targets[i].op();
+
+		if (!ret && targets[i].undo)
+			targets[i].undo();
+		tap(ret == targets[i].clean && settled(),
+		    "%s without injection: %d", targets[i].name, ret);
+	}
+
+	t0 = now_s();
+	share = secs * 0.75 / NR_TARGETS;
+	for (i = 0; i < NR_TARGETS; i++)
+		sweep(&targets[i], share);
+	if (knobs(1)) {
+		tap(false, "fault injection knobs, probability 1%%");
+	} else {
+		double r0 = now_s();
+
+		while (now_s() - t0 < secs && now_s() - r0 < secs * 0.25 + 1)
+			for (i = 0; i < NR_TARGETS; i++)
+				attempt(&targets[i], 0, true);
+	}
+	knobs(0);
+	printf("# fault injection ran %.1f s\n", now_s() - t0);
+
+	for (i = 0; i < NR_TARGETS; i++) {
+		struct target *t = &targets[i];
+		char errs[256] = "";
+		int k, len = 0;
+
+		for (k = 0; k < t->nr_err; k++)
+			len += snprintf(errs + len, sizeof(errs) - len, "%s%d x%d",
+					k ? ", " : "", t->err[k], t->err_n[k]);
+		tap(t->calls > 0 && t->attempts > 0 && !t->bad && !t->leftovers,
+		    "%s: every failure clean, nothing left behind", t->name);
+		printf("#   %ld allocations per call; fail-nth: %lu calls,\n"
+		       "#   %lu failed as injected, %lu succeeded anyway, %lu past the last allocation;\n"
+		       "#   random 1%%: %lu calls, %lu failed;\n"
+		       "#   errors returned (errno x times): %s; leftovers %lu\n",
+		       t->calls, t->attempts, t->failed, t->tolerated,
+		       t->not_reached, t->random_attempts, t->random_failed,
+		       errs[0] ? errs : "none", t->leftovers);
+		if (t->bad)
+			printf("#   %lu bad, first: %s\n", t->bad, t->first_bad);
+	}
+
+	undo_prog();
+	ksym_abi__destroy(prog.skel);
+	bpf_images__destroy(fentry.skel);
+	close(prog.btf_fd);
+	prog.btf_fd = -1;
+	/* Deferred frees: give them a moment. */
+	for (i = 0; i < 50; i++) {
+		same = !dyn_lines(&after) && after.n == before.n;
+		for (j = 0; same && j < after.n; j++)
+			same = !strcmp(after.l[j], before.l[j]);
+		if (same)
+			break;
+		usleep(200000);
+	}
+	tap(same, "/proc/kallsyms: %zu dynamic lines before, %zu after",
+	    before.n, after.n);
+	if (!same)
+		for (j = 0; j < after.n; j++)
+			printf("#   %s\n", after.l[j]);
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
