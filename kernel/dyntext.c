@@ -4,8 +4,11 @@
  *
  * Every region of executable text that the kernel generates at run time is
  * registered here: one entry per region with its range, name and owner.
- * Lookups by address are lock-free and NMI-safe (a latch tree, as the
- * module and BPF trees used before); /proc/kallsyms walks a list in
+ * Lookups by address are lock-free and NMI-safe (latch trees, as the
+ * module and BPF trees used before: one for the classes that register
+ * many regions, BPF programs, searched after one for all the others, so
+ * that module text and trampolines are found in a handful of steps
+ * however many programs are loaded); /proc/kallsyms walks a list in
  * registration order with a cursor, so a full read is linear.  Adding and
  * deleting are the only way in and out, and both announce the region to
  * perf with a PERF_RECORD_KSYMBOL record from here, under the registry's
@@ -31,7 +34,8 @@
 
 static DEFINE_SPINLOCK(dyntext_lock);
 static LIST_HEAD(dyntext_list);
-static struct latch_tree_root dyntext_tree __cacheline_aligned;
+/* Regions of classes with @many in [1], all others in [0]. */
+static struct latch_tree_root dyntext_trees[2] __cacheline_aligned;
 /* Bumped on every delete: a cursor taken before is no longer valid. */
 static unsigned long dyntext_gen;
 static unsigned int dyntext_nr;
@@ -69,6 +73,11 @@ static const struct latch_tree_ops dyntext_tree_ops = {
 	.comp	= dyntext_tree_comp,
 };
 
+static struct latch_tree_root *dyntext_tree_of(const struct dyntext *dt)
+{
+	return &dyntext_trees[dt->class->many ? 1 : 0];
+}
+
 static bool dyntext_listed(const struct dyntext *dt)
 {
 	return !dt->class->listed || dt->class->listed();
@@ -83,25 +92,30 @@ static void dyntext_announce(const struct dyntext *dt, bool unregister)
 }
 
 /*
- * Regions are disjoint and the tree is sorted by start, hence also by end:
+ * Regions are disjoint and a tree is sorted by start, hence also by end:
  * a walk that goes left when the new range lies below a node and right
- * when it lies above meets every region it overlaps.  Writer side only.
+ * when it lies above meets every region it overlaps.  Both trees, as
+ * regions of all classes share one address space.  Writer side only.
  */
 static struct dyntext *dyntext_overlap(unsigned long start, unsigned long end)
 {
-	struct rb_node *n = dyntext_tree.tree[0].rb_node;
+	struct rb_node *n;
+	int t;
 
 	lockdep_assert_held(&dyntext_lock);
-	while (n) {
-		struct dyntext *dt = container_of(n, struct dyntext,
-						  tnode.node[0]);
+	for (t = 0; t < ARRAY_SIZE(dyntext_trees); t++) {
+		n = dyntext_trees[t].tree[0].rb_node;
+		while (n) {
+			struct dyntext *dt = container_of(n, struct dyntext,
+							  tnode.node[0]);
 
-		if (end <= dt->start)
-			n = n->rb_left;
-		else if (start >= dt->end)
-			n = n->rb_right;
-		else
-			return dt;
+			if (end <= dt->start)
+				n = n->rb_left;
+			else if (start >= dt->end)
+				n = n->rb_right;
+			else
+				return dt;
+		}
 	}
 	return NULL;
 }
@@ -205,7 +219,7 @@ int dyntext_add(struct dyntext *dt)
 		return -EEXIST;
 	}
 	dt->seq = ++dyntext_seq;
-	latch_tree_insert(&dt->tnode, &dyntext_tree, &dyntext_tree_ops);
+	latch_tree_insert(&dt->tnode, dyntext_tree_of(dt), &dyntext_tree_ops);
 	list_add_tail_rcu(&dt->lnode, &dyntext_list);
 	dyntext_nr++;
 	dyntext_announce(dt, false);
@@ -238,7 +252,7 @@ int dyntext_del(struct dyntext *dt)
 		return -ENOENT;
 	}
 	WRITE_ONCE(dyntext_gen, dyntext_gen + 1);
-	latch_tree_erase(&dt->tnode, &dyntext_tree, &dyntext_tree_ops);
+	latch_tree_erase(&dt->tnode, dyntext_tree_of(dt), &dyntext_tree_ops);
 	list_del_rcu(&dt->lnode);
 	dyntext_nr--;
 	dyntext_announce(dt, true);
@@ -261,7 +275,11 @@ struct dyntext *dyntext_find(unsigned long addr)
 {
 	struct latch_tree_node *n;
 
-	n = latch_tree_find((void *)addr, &dyntext_tree, &dyntext_tree_ops);
+	/* The few regions first: a miss there costs a few steps. */
+	n = latch_tree_find((void *)addr, &dyntext_trees[0], &dyntext_tree_ops);
+	if (!n)
+		n = latch_tree_find((void *)addr, &dyntext_trees[1],
+				    &dyntext_tree_ops);
 	return n ? tnode_to_dyntext(n) : NULL;
 }
 EXPORT_SYMBOL_GPL(dyntext_find);
@@ -469,9 +487,10 @@ int dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end, void *arg),
  * dyntext_check - verify the registry's internal consistency
  * @nr: if not NULL, receives the number of registered regions
  *
- * Walks the list and both copies of the latch tree under the lock: the
- * same number of entries everywhere, trees sorted and disjoint, every
- * listed entry found by a lookup of its first and last byte.  For tests
+ * Walks the list and both copies of each latch tree under the lock: the
+ * same number of entries in the list and in each copy, every entry in the
+ * tree of its class, trees sorted and disjoint, every listed entry found
+ * by a lookup of its first and last byte.  For tests
  * and debugging (also behind /sys/kernel/debug/dyntext/check); O(n log n).
  *
  * Return: 0 if consistent, -EUCLEAN otherwise.
@@ -482,7 +501,7 @@ int dyntext_check(unsigned int *nr)
 	unsigned long flags, prev_end;
 	struct dyntext *dt;
 	struct rb_node *rb;
-	int ret = 0, i;
+	int ret = 0, i, t;
 
 	spin_lock_irqsave(&dyntext_lock, flags);
 	list_for_each_entry(dt, &dyntext_list, lnode) {
@@ -492,14 +511,20 @@ int dyntext_check(unsigned int *nr)
 		    dyntext_find(dt->end - 1) != dt)
 			ret = -EUCLEAN;
 	}
-	for (i = 0; i < 2; i++) {
-		prev_end = 0;
-		for (rb = rb_first(&dyntext_tree.tree[i]); rb; rb = rb_next(rb)) {
-			dt = container_of(rb, struct dyntext, tnode.node[i]);
-			if (dt->start < prev_end || !dyntext_registered(dt))
-				ret = -EUCLEAN;
-			prev_end = dt->end;
-			n_tree[i]++;
+	for (t = 0; t < ARRAY_SIZE(dyntext_trees); t++) {
+		for (i = 0; i < 2; i++) {
+			prev_end = 0;
+			rb = rb_first(&dyntext_trees[t].tree[i]);
+			for (; rb; rb = rb_next(rb)) {
+				dt = container_of(rb, struct dyntext,
+						  tnode.node[i]);
+				if (dt->start < prev_end ||
+				    !dyntext_registered(dt) ||
+				    dyntext_tree_of(dt) != &dyntext_trees[t])
+					ret = -EUCLEAN;
+				prev_end = dt->end;
+				n_tree[i]++;
+			}
 		}
 	}
 	if (n_list != dyntext_nr || n_tree[0] != dyntext_nr ||
@@ -515,7 +540,7 @@ EXPORT_SYMBOL_GPL(dyntext_check);
 #ifdef CONFIG_DEBUG_FS
 /*
  * /sys/kernel/debug/dyntext/check: "ok N" (N regions registered) if
- * dyntext_check() finds the list and both trees in agreement; otherwise
+ * dyntext_check() finds the list and the trees in agreement; otherwise
  * the read fails with -EUCLEAN.
  */
 static int dyntext_check_show(struct seq_file *m, void *unused)

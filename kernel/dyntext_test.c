@@ -31,6 +31,15 @@ static const struct dyntext_class dt_test_class = {
 	.listed		= dt_test_listed,
 };
 
+/* The same, in the tree of the classes with many regions (BPF's). */
+static const struct dyntext_class dt_test_many_class = {
+	.owner		= DT_TEST_OWNER,
+	.ksym_type	= PERF_RECORD_KSYMBOL_TYPE_BPF,
+	.sym_type	= 't',
+	.many		= true,
+	.listed		= dt_test_listed,
+};
+
 struct dt_test_region {
 	struct dyntext	dt;
 	char		name[32];
@@ -234,11 +243,13 @@ static void dyntext_test_misuse(struct kunit *test)
 static unsigned int dt_test_walk(struct kunit *test, struct dyntext_iter *it,
 				 unsigned long *addrs, unsigned int max)
 {
-	char name[KSYM_NAME_LEN], owner[64];
 	unsigned int symnum, n = 0;
 	unsigned long value;
-	char type;
+	char type, owner[64];
+	char *name;
 
+	name = kunit_kmalloc(test, KSYM_NAME_LEN, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, name);
 	for (symnum = 0; ; symnum++) {
 		if (dyntext_get_kallsym(it, symnum, &value, &type, name,
 					owner, sizeof(owner)))
@@ -256,13 +267,16 @@ static unsigned int dt_test_walk(struct kunit *test, struct dyntext_iter *it,
 static void dyntext_test_iteration(struct kunit *test)
 {
 	struct dt_test_ctx *ctx = test->priv;
-	char name[KSYM_NAME_LEN], owner[64];
 	struct dyntext_iter it = {};
 	unsigned long addrs[8], value;
 	unsigned int i, symnum;
+	char type, owner[64];
 	struct dyntext *dt;
-	char type;
+	char *name;
 	int ret;
+
+	name = kunit_kmalloc(test, KSYM_NAME_LEN, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, name);
 
 	/* Registration order, not address order. */
 	for (i = 0; i < 5; i++) {
@@ -308,6 +322,56 @@ static void dyntext_test_iteration(struct kunit *test)
 	dt_test_consistent(test, 5);
 }
 
+/*
+ * Classes with many regions live in a tree of their own: lookups, overlap
+ * checks, the walk and the consistency check must still see one registry.
+ */
+static void dyntext_test_two_trees(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	unsigned long base = (unsigned long)ctx->buf;
+	struct dyntext_iter it = {};
+	unsigned long addrs[4];
+	struct dyntext *few, *many, *b;
+
+	few = dt_test_region(ctx, 0, 1024, 256);
+	many = dt_test_region(ctx, 1, 1024 + 256, 256);
+	many->class = &dt_test_many_class;
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(many));
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(few));
+	KUNIT_EXPECT_PTR_EQ(test, &dyntext_trees[1], dyntext_tree_of(many));
+	KUNIT_EXPECT_PTR_EQ(test, &dyntext_trees[0], dyntext_tree_of(few));
+	dt_test_consistent(test, 2);
+
+	rcu_read_lock();
+	KUNIT_EXPECT_PTR_EQ(test, few, dyntext_find(base + 1024 + 255));
+	KUNIT_EXPECT_PTR_EQ(test, many, dyntext_find(base + 1024 + 256));
+	KUNIT_EXPECT_PTR_EQ(test, many, dyntext_find(base + 1024 + 511));
+	KUNIT_EXPECT_NULL(test, dyntext_find(base + 1024 + 512));
+	rcu_read_unlock();
+	KUNIT_EXPECT_TRUE(test, kernel_text_address(base + 1024 + 300));
+
+	/* Overlaps across the trees, either way round. */
+	b = dt_test_region(ctx, 2, 1024 + 128, 256);
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
+	b->class = &dt_test_many_class;
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
+	b = dt_test_region(ctx, 2, 1024 + 500, 16);
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
+	KUNIT_EXPECT_FALSE(test, dyntext_registered(b));
+	dt_test_consistent(test, 2);
+
+	/* One walk, in registration order, over both trees' regions. */
+	KUNIT_EXPECT_EQ(test, 2U, dt_test_walk(test, &it, addrs, 4));
+	KUNIT_EXPECT_EQ(test, base + 1024 + 256, addrs[0]);
+	KUNIT_EXPECT_EQ(test, base + 1024, addrs[1]);
+
+	KUNIT_EXPECT_EQ(test, 0, dyntext_del(many));
+	KUNIT_EXPECT_FALSE(test, is_dyntext_address(base + 1024 + 256));
+	KUNIT_EXPECT_TRUE(test, is_dyntext_address(base + 1024));
+	dt_test_consistent(test, 1);
+}
+
 static void dyntext_test_many(struct kunit *test)
 {
 	struct dt_test_ctx *ctx = test->priv;
@@ -319,13 +383,17 @@ static void dyntext_test_many(struct kunit *test)
 	struct dyntext *dt;
 
 	KUNIT_ASSERT_GE(test, len, (size_t)4);
-	/* Interleave the order: even slots first, then odd ones. */
+	/*
+	 * Interleave the order: even slots first, then odd ones, which go
+	 * to the other tree: every lookup below crosses between the two.
+	 */
 	for (i = 0; i < ctx->nr; i += 2) {
 		dt = dt_test_region(ctx, i, i * len, len);
 		KUNIT_ASSERT_EQ(test, 0, dyntext_add(dt));
 	}
 	for (i = 1; i < ctx->nr; i += 2) {
 		dt = dt_test_region(ctx, i, i * len, len);
+		dt->class = &dt_test_many_class;
 		KUNIT_ASSERT_EQ(test, 0, dyntext_add(dt));
 	}
 	dt_test_consistent(test, ctx->nr);
@@ -513,6 +581,7 @@ static struct kunit_case dyntext_test_cases[] = {
 	KUNIT_CASE(dyntext_test_misuse),
 	KUNIT_CASE(dyntext_test_iteration),
 	KUNIT_CASE(dyntext_test_walk),
+	KUNIT_CASE(dyntext_test_two_trees),
 	KUNIT_CASE(dyntext_test_many),
 	KUNIT_CASE(dyntext_test_concurrent),
 	{}

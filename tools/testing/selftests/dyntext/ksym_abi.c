@@ -12,6 +12,8 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <perf/evlist.h>
+#include <perf/mmap.h>
 
 #include "../kselftest_harness.h"
 #include "records.h"
@@ -233,6 +235,56 @@ TEST_F(ksym_abi, join_by_address)
 	EXPECT_NE(NULL, strstr(w.name[0], "_ksym_abi_main"));
 	EXPECT_NE(NULL, strstr(w.name[1], "_ksym_abi_sub_one"));
 	EXPECT_NE(NULL, strstr(w.name[2], "_ksym_abi_sub_two"));
+}
+
+/*
+ * The records the kernel writes while a reader is between its last
+ * perf_mmap__read_event() and perf_mmap__read_done() must be there on the
+ * next read.  Every reader here (and perf's side-band thread) follows that
+ * loop; stock 6.1's libperf moved the read position to the head in
+ * perf_mmap__read_done() and lost them without a trace, which the stress
+ * run's live-stream check caught as an unregister of a module never
+ * registered.  Here the records of a whole program load fall into that
+ * window.
+ */
+TEST(libperf_read_done_keeps_records)
+{
+	struct rec_stream s;
+	struct perf_mmap *map;
+	union perf_event *ev;
+	struct ksym_abi *skel;
+	struct prog_view v;
+	size_t i, idx = 0;
+
+	if (geteuid())
+		SKIP(return, "needs root");
+	ASSERT_EQ(0, rec_pin_cpu());
+	ASSERT_EQ(0, rec_stream_open(&s, 64));
+	perf_evlist__for_each_mmap(s.evlist, map, false) {
+		if (perf_mmap__read_init(map) < 0)
+			continue;
+		while ((ev = perf_mmap__read_event(map)) != NULL)
+			perf_mmap__consume(map);
+	}
+	skel = ksym_abi__open_and_load();
+	ASSERT_NE(NULL, skel);
+	ASSERT_EQ(0, prog_view_get(bpf_program__fd(skel->progs.ksym_abi_main),
+				   &v));
+	perf_evlist__for_each_mmap(s.evlist, map, false)
+		perf_mmap__read_done(map);
+
+	ASSERT_EQ(0, rec_stream_drain(&s));
+	EXPECT_EQ(0, s.lost);
+	for (i = 0; i < v.nr; i++) {
+		const struct rec *r = find_ksym(&s, 0, v.addr[i], 0, &idx);
+
+		ASSERT_NE(NULL, r) TH_LOG("register record of %s lost", v.name[i]);
+		EXPECT_EQ(v.len[i], r->len);
+		EXPECT_STREQ(v.name[i], r->name);
+	}
+	EXPECT_EQ(1, rec_count_bpf(&s, v.id, PERF_BPF_EVENT_PROG_LOAD, NULL));
+	ksym_abi__destroy(skel);
+	rec_stream_close(&s);
 }
 
 TEST_HARNESS_MAIN
