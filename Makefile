@@ -95,6 +95,9 @@ check: kernel perf selftests baseline
 		--quiet --timeout $(TIMEOUT) -- sh -c '$(DUMP) > /run/job/out.dump' \
 		&& cp $(B)/check-stock/out.dump $(B)/check/kallsyms-bpf.stock \
 		|| echo "make check: the stock guest run ended with status $$?"
+	@for t in $(DEBUG_SUITES); do echo $$t; done >> $(B)/check/expected
+	@$(MAKE) -s stress-check STRESS_RESULTS=$(B)/check/results \
+		|| echo "make check: the debug guest run ended with status $$?"
 	@echo
 	@$(TOP)/scripts/report $(B)/check
 

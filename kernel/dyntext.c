@@ -5,10 +5,8 @@
  * Every region of executable text that the kernel generates at run time is
  * registered here: one entry per region with its range, name and owner.
  * Lookups by address are lock-free and NMI-safe (latch trees, as the
- * module and BPF trees used before: one for the classes that register
- * many regions, BPF programs, searched after one for all the others, so
- * that module text and trampolines are found in a handful of steps
- * however many programs are loaded); /proc/kallsyms walks a list in
+ * module and BPF trees used before, one per kind of text: see
+ * dyntext_trees below); /proc/kallsyms walks a list in
  * registration order with a cursor, so a full read is linear.  Adding and
  * deleting are the only way in and out, and both announce the region to
  * perf with a PERF_RECORD_KSYMBOL record from here, under the registry's
@@ -34,8 +32,33 @@
 
 static DEFINE_SPINLOCK(dyntext_lock);
 static LIST_HEAD(dyntext_list);
-/* Regions of classes with @many in [1], all others in [0]. */
-static struct latch_tree_root dyntext_trees[2] __cacheline_aligned;
+/*
+ * One latch tree per PERF_RECORD_KSYMBOL type, searched in this order:
+ * module text, out-of-line code (ftrace trampolines, kprobe pages), BPF.
+ * Each tree keeps bounds [lo, hi) that cover every region it holds, and a
+ * lookup skips the trees whose bounds do not contain the address.  So the
+ * few long-lived regions are found in a few steps however many BPF
+ * programs (often thousands) are loaded, and an address in BPF text costs
+ * the range checks of the others and one walk of its own tree.
+ *
+ * The bounds grow before a region is inserted and shrink after one is
+ * erased, so they always cover every registered region; a reader that
+ * mixes the bounds of two updates still covers every region registered
+ * across both.  Empty: lo = ULONG_MAX, hi = 0.
+ */
+struct dyntext_tree {
+	struct latch_tree_root	root;
+	unsigned long		lo;
+	unsigned long		hi;
+};
+
+#define DYNTEXT_TREE_INIT	{ .lo = ULONG_MAX, .hi = 0 }
+static struct dyntext_tree dyntext_trees[] __cacheline_aligned = {
+	DYNTEXT_TREE_INIT,	/* PERF_RECORD_KSYMBOL_TYPE_MODULE */
+	DYNTEXT_TREE_INIT,	/* PERF_RECORD_KSYMBOL_TYPE_OOL */
+	DYNTEXT_TREE_INIT,	/* PERF_RECORD_KSYMBOL_TYPE_BPF */
+};
+
 /* Bumped on every delete: a cursor taken before is no longer valid. */
 static unsigned long dyntext_gen;
 static unsigned int dyntext_nr;
@@ -73,9 +96,42 @@ static const struct latch_tree_ops dyntext_tree_ops = {
 	.comp	= dyntext_tree_comp,
 };
 
-static struct latch_tree_root *dyntext_tree_of(const struct dyntext *dt)
+/* The tree for regions of ksymbol type @ksym_type, NULL if none. */
+static struct dyntext_tree *dyntext_tree_for(u16 ksym_type)
 {
-	return &dyntext_trees[dt->class->many ? 1 : 0];
+	switch (ksym_type) {
+	case PERF_RECORD_KSYMBOL_TYPE_MODULE:
+		return &dyntext_trees[0];
+	case PERF_RECORD_KSYMBOL_TYPE_OOL:
+		return &dyntext_trees[1];
+	case PERF_RECORD_KSYMBOL_TYPE_BPF:
+		return &dyntext_trees[2];
+	default:
+		return NULL;
+	}
+}
+
+static struct dyntext_tree *dyntext_tree_of(const struct dyntext *dt)
+{
+	return dyntext_tree_for(dt->class->ksym_type);
+}
+
+/* Writer side: the bounds of @t from what it holds now. */
+static void dyntext_tree_shrink(struct dyntext_tree *t)
+{
+	struct rb_node *first = rb_first(&t->root.tree[0]);
+	struct rb_node *last = rb_last(&t->root.tree[0]);
+
+	lockdep_assert_held(&dyntext_lock);
+	if (!first) {
+		WRITE_ONCE(t->lo, ULONG_MAX);
+		WRITE_ONCE(t->hi, 0);
+		return;
+	}
+	WRITE_ONCE(t->lo, container_of(first, struct dyntext,
+				       tnode.node[0])->start);
+	WRITE_ONCE(t->hi, container_of(last, struct dyntext,
+				       tnode.node[0])->end);
 }
 
 static bool dyntext_listed(const struct dyntext *dt)
@@ -94,8 +150,8 @@ static void dyntext_announce(const struct dyntext *dt, bool unregister)
 /*
  * Regions are disjoint and a tree is sorted by start, hence also by end:
  * a walk that goes left when the new range lies below a node and right
- * when it lies above meets every region it overlaps.  Both trees, as
- * regions of all classes share one address space.  Writer side only.
+ * when it lies above meets every region it overlaps.  All trees, as
+ * regions of every kind share one address space.  Writer side only.
  */
 static struct dyntext *dyntext_overlap(unsigned long start, unsigned long end)
 {
@@ -104,7 +160,7 @@ static struct dyntext *dyntext_overlap(unsigned long start, unsigned long end)
 
 	lockdep_assert_held(&dyntext_lock);
 	for (t = 0; t < ARRAY_SIZE(dyntext_trees); t++) {
-		n = dyntext_trees[t].tree[0].rb_node;
+		n = dyntext_trees[t].root.tree[0].rb_node;
 		while (n) {
 			struct dyntext *dt = container_of(n, struct dyntext,
 							  tnode.node[0]);
@@ -178,12 +234,14 @@ EXPORT_SYMBOL_GPL(dyntext_registered);
  * interrupts disabled.
  *
  * Return: 0 on success; -EINVAL for a missing, empty or over-long name, a
- * missing class, or an empty or wrapping range; -EEXIST if @dt is already
+ * missing class or one whose ksymbol type is not BPF, OOL or MODULE, or an
+ * empty or wrapping range; -EEXIST if @dt is already
  * registered or the range overlaps a registered region or the core
  * kernel's text.  On error nothing is registered or announced.
  */
 int dyntext_add(struct dyntext *dt)
 {
+	struct dyntext_tree *tree;
 	struct dyntext *other;
 	unsigned long flags;
 
@@ -191,6 +249,12 @@ int dyntext_add(struct dyntext *dt)
 	    strnlen(dt->name, KSYM_NAME_LEN) == KSYM_NAME_LEN) {
 		pr_warn_ratelimited("%pS: bad name or class\n",
 				    __builtin_return_address(0));
+		return -EINVAL;
+	}
+	if (!dyntext_tree_for(dt->class->ksym_type)) {
+		pr_warn_ratelimited("%pS: %s has ksymbol type %u\n",
+				    __builtin_return_address(0), dt->name,
+				    dt->class->ksym_type);
 		return -EINVAL;
 	}
 	if (dt->end <= dt->start) {
@@ -219,7 +283,12 @@ int dyntext_add(struct dyntext *dt)
 		return -EEXIST;
 	}
 	dt->seq = ++dyntext_seq;
-	latch_tree_insert(&dt->tnode, dyntext_tree_of(dt), &dyntext_tree_ops);
+	tree = dyntext_tree_of(dt);
+	if (dt->start < tree->lo)
+		WRITE_ONCE(tree->lo, dt->start);
+	if (dt->end > tree->hi)
+		WRITE_ONCE(tree->hi, dt->end);
+	latch_tree_insert(&dt->tnode, &tree->root, &dyntext_tree_ops);
 	list_add_tail_rcu(&dt->lnode, &dyntext_list);
 	dyntext_nr++;
 	dyntext_announce(dt, false);
@@ -242,6 +311,7 @@ EXPORT_SYMBOL_GPL(dyntext_add);
  */
 int dyntext_del(struct dyntext *dt)
 {
+	struct dyntext_tree *tree;
 	unsigned long flags;
 
 	spin_lock_irqsave(&dyntext_lock, flags);
@@ -252,7 +322,9 @@ int dyntext_del(struct dyntext *dt)
 		return -ENOENT;
 	}
 	WRITE_ONCE(dyntext_gen, dyntext_gen + 1);
-	latch_tree_erase(&dt->tnode, dyntext_tree_of(dt), &dyntext_tree_ops);
+	tree = dyntext_tree_of(dt);
+	latch_tree_erase(&dt->tnode, &tree->root, &dyntext_tree_ops);
+	dyntext_tree_shrink(tree);
 	list_del_rcu(&dt->lnode);
 	dyntext_nr--;
 	dyntext_announce(dt, true);
@@ -260,6 +332,31 @@ int dyntext_del(struct dyntext *dt)
 	return 0;
 }
 EXPORT_SYMBOL_GPL(dyntext_del);
+
+/* dyntext_find(), inlined into the hot callers (kernel_text_address()). */
+static __always_inline struct dyntext *
+dyntext_tree_find(struct dyntext_tree *t, unsigned long addr)
+{
+	struct latch_tree_node *n;
+
+	if (addr < READ_ONCE(t->lo) || addr >= READ_ONCE(t->hi))
+		return NULL;
+	n = latch_tree_find((void *)addr, &t->root, &dyntext_tree_ops);
+	return n ? tnode_to_dyntext(n) : NULL;
+}
+
+static __always_inline struct dyntext *__dyntext_find(unsigned long addr)
+{
+	struct dyntext *dt;
+
+	BUILD_BUG_ON(ARRAY_SIZE(dyntext_trees) != 3);
+	dt = dyntext_tree_find(&dyntext_trees[0], addr);
+	if (!dt)
+		dt = dyntext_tree_find(&dyntext_trees[1], addr);
+	if (!dt)
+		dt = dyntext_tree_find(&dyntext_trees[2], addr);
+	return dt;
+}
 
 /**
  * dyntext_find - the registered region that contains an address
@@ -273,14 +370,7 @@ EXPORT_SYMBOL_GPL(dyntext_del);
  */
 struct dyntext *dyntext_find(unsigned long addr)
 {
-	struct latch_tree_node *n;
-
-	/* The few regions first: a miss there costs a few steps. */
-	n = latch_tree_find((void *)addr, &dyntext_trees[0], &dyntext_tree_ops);
-	if (!n)
-		n = latch_tree_find((void *)addr, &dyntext_trees[1],
-				    &dyntext_tree_ops);
-	return n ? tnode_to_dyntext(n) : NULL;
+	return __dyntext_find(addr);
 }
 EXPORT_SYMBOL_GPL(dyntext_find);
 /* Unwinders call it from kprobe handlers: never probe it. */
@@ -299,7 +389,7 @@ bool is_dyntext_address(unsigned long addr)
 	bool ret;
 
 	rcu_read_lock();
-	ret = dyntext_find(addr);
+	ret = __dyntext_find(addr);
 	rcu_read_unlock();
 	return ret;
 }
@@ -489,9 +579,10 @@ int dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end, void *arg),
  *
  * Walks the list and both copies of each latch tree under the lock: the
  * same number of entries in the list and in each copy, every entry in the
- * tree of its class, trees sorted and disjoint, every listed entry found
- * by a lookup of its first and last byte.  For tests
- * and debugging (also behind /sys/kernel/debug/dyntext/check); O(n log n).
+ * tree of its ksymbol type and inside that tree's bounds, trees sorted and
+ * disjoint, every entry found by a lookup of its first and last byte.  For
+ * tests and debugging (also behind /sys/kernel/debug/dyntext/check);
+ * O(n log n).
  *
  * Return: 0 if consistent, -EUCLEAN otherwise.
  */
@@ -512,19 +603,27 @@ int dyntext_check(unsigned int *nr)
 			ret = -EUCLEAN;
 	}
 	for (t = 0; t < ARRAY_SIZE(dyntext_trees); t++) {
+		struct dyntext_tree *tree = &dyntext_trees[t];
+
 		for (i = 0; i < 2; i++) {
+			unsigned long lo = ULONG_MAX;
+
 			prev_end = 0;
-			rb = rb_first(&dyntext_trees[t].tree[i]);
+			rb = rb_first(&tree->root.tree[i]);
 			for (; rb; rb = rb_next(rb)) {
 				dt = container_of(rb, struct dyntext,
 						  tnode.node[i]);
 				if (dt->start < prev_end ||
 				    !dyntext_registered(dt) ||
-				    dyntext_tree_of(dt) != &dyntext_trees[t])
+				    dyntext_tree_of(dt) != tree)
 					ret = -EUCLEAN;
+				lo = min(lo, dt->start);
 				prev_end = dt->end;
 				n_tree[i]++;
 			}
+			/* The bounds are exactly those of what it holds. */
+			if (tree->lo != lo || tree->hi != prev_end)
+				ret = -EUCLEAN;
 		}
 	}
 	if (n_list != dyntext_nr || n_tree[0] != dyntext_nr ||

@@ -31,13 +31,19 @@ static const struct dyntext_class dt_test_class = {
 	.listed		= dt_test_listed,
 };
 
-/* The same, in the tree of the classes with many regions (BPF's). */
-static const struct dyntext_class dt_test_many_class = {
+/* The same with BPF's ksymbol type: its regions go to BPF's tree. */
+static const struct dyntext_class dt_test_bpf_class = {
 	.owner		= DT_TEST_OWNER,
 	.ksym_type	= PERF_RECORD_KSYMBOL_TYPE_BPF,
 	.sym_type	= 't',
-	.many		= true,
 	.listed		= dt_test_listed,
+};
+
+/* No tree for it: refused. */
+static const struct dyntext_class dt_test_untyped_class = {
+	.owner		= DT_TEST_OWNER,
+	.ksym_type	= PERF_RECORD_KSYMBOL_TYPE_UNKNOWN,
+	.sym_type	= 't',
 };
 
 struct dt_test_region {
@@ -323,24 +329,26 @@ static void dyntext_test_iteration(struct kunit *test)
 }
 
 /*
- * Classes with many regions live in a tree of their own: lookups, overlap
+ * Each ksymbol type has a tree of its own, with bounds: lookups, overlap
  * checks, the walk and the consistency check must still see one registry.
  */
-static void dyntext_test_two_trees(struct kunit *test)
+static void dyntext_test_trees(struct kunit *test)
 {
 	struct dt_test_ctx *ctx = test->priv;
 	unsigned long base = (unsigned long)ctx->buf;
 	struct dyntext_iter it = {};
 	unsigned long addrs[4];
 	struct dyntext *few, *many, *b;
+	struct dyntext_tree *bpf;
 
 	few = dt_test_region(ctx, 0, 1024, 256);
 	many = dt_test_region(ctx, 1, 1024 + 256, 256);
-	many->class = &dt_test_many_class;
+	many->class = &dt_test_bpf_class;
 	KUNIT_ASSERT_EQ(test, 0, dyntext_add(many));
 	KUNIT_ASSERT_EQ(test, 0, dyntext_add(few));
-	KUNIT_EXPECT_PTR_EQ(test, &dyntext_trees[1], dyntext_tree_of(many));
-	KUNIT_EXPECT_PTR_EQ(test, &dyntext_trees[0], dyntext_tree_of(few));
+	bpf = dyntext_tree_of(many);
+	KUNIT_EXPECT_PTR_EQ(test, &dyntext_trees[2], bpf);
+	KUNIT_EXPECT_PTR_EQ(test, &dyntext_trees[1], dyntext_tree_of(few));
 	dt_test_consistent(test, 2);
 
 	rcu_read_lock();
@@ -354,7 +362,7 @@ static void dyntext_test_two_trees(struct kunit *test)
 	/* Overlaps across the trees, either way round. */
 	b = dt_test_region(ctx, 2, 1024 + 128, 256);
 	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
-	b->class = &dt_test_many_class;
+	b->class = &dt_test_bpf_class;
 	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
 	b = dt_test_region(ctx, 2, 1024 + 500, 16);
 	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
@@ -366,9 +374,34 @@ static void dyntext_test_two_trees(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, base + 1024 + 256, addrs[0]);
 	KUNIT_EXPECT_EQ(test, base + 1024, addrs[1]);
 
+	/* The bounds follow adds and deletes at either end. */
+	b = dt_test_region(ctx, 2, 8192, 64);
+	b->class = &dt_test_bpf_class;
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(b));
+	if (bpf->lo >= base && bpf->hi <= base + ctx->size) {
+		/* Only this test's BPF regions: exact values. */
+		KUNIT_EXPECT_EQ(test, base + 1024 + 256, bpf->lo);
+		KUNIT_EXPECT_EQ(test, base + 8192 + 64, bpf->hi);
+	}
+	rcu_read_lock();
+	KUNIT_EXPECT_PTR_EQ(test, b, dyntext_find(base + 8192 + 63));
+	KUNIT_EXPECT_NULL(test, dyntext_find(base + 8192 + 64));
+	rcu_read_unlock();
+	dt_test_consistent(test, 3);
+	KUNIT_EXPECT_EQ(test, 0, dyntext_del(b));
+	KUNIT_EXPECT_FALSE(test, is_dyntext_address(base + 8192));
+	dt_test_consistent(test, 2);
+
 	KUNIT_EXPECT_EQ(test, 0, dyntext_del(many));
 	KUNIT_EXPECT_FALSE(test, is_dyntext_address(base + 1024 + 256));
 	KUNIT_EXPECT_TRUE(test, is_dyntext_address(base + 1024));
+	dt_test_consistent(test, 1);
+
+	/* A class with a ksymbol type that has no tree. */
+	b = dt_test_region(ctx, 3, 4096, 16);
+	b->class = &dt_test_untyped_class;
+	KUNIT_EXPECT_EQ(test, -EINVAL, dyntext_add(b));
+	KUNIT_EXPECT_FALSE(test, dyntext_registered(b));
 	dt_test_consistent(test, 1);
 }
 
@@ -393,7 +426,7 @@ static void dyntext_test_many(struct kunit *test)
 	}
 	for (i = 1; i < ctx->nr; i += 2) {
 		dt = dt_test_region(ctx, i, i * len, len);
-		dt->class = &dt_test_many_class;
+		dt->class = &dt_test_bpf_class;
 		KUNIT_ASSERT_EQ(test, 0, dyntext_add(dt));
 	}
 	dt_test_consistent(test, ctx->nr);
@@ -581,7 +614,7 @@ static struct kunit_case dyntext_test_cases[] = {
 	KUNIT_CASE(dyntext_test_misuse),
 	KUNIT_CASE(dyntext_test_iteration),
 	KUNIT_CASE(dyntext_test_walk),
-	KUNIT_CASE(dyntext_test_two_trees),
+	KUNIT_CASE(dyntext_test_trees),
 	KUNIT_CASE(dyntext_test_many),
 	KUNIT_CASE(dyntext_test_concurrent),
 	{}

@@ -23,11 +23,6 @@ struct dyntext;
  * @sym_type:	symbol type letter shown in /proc/kallsyms ('t')
  * @not_in_kallsyms: /proc/kallsyms lists the symbols inside these regions
  *		by other means (a module's own symbols), not the regions
- * @many:	the producer may register thousands of regions (one per BPF
- *		program).  They get a lookup tree of their own, searched
- *		after the tree of all other regions, so that the cost of
- *		looking up module text, trampolines and kprobe pages does
- *		not grow with the number of BPF programs.
  * @listed:	optional; when it returns false, regions of this class are
  *		neither listed in /proc/kallsyms nor announced to perf
  * @replay:	optional; writes the replay records of a region to @event
@@ -41,7 +36,6 @@ struct dyntext_class {
 	u16		ksym_type;
 	char		sym_type;
 	bool		not_in_kallsyms;
-	bool		many;
 	bool		(*listed)(void);
 	int		(*replay)(const struct dyntext *dt, u64 end,
 				  struct perf_event *event);
