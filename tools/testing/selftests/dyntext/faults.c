@@ -46,7 +46,6 @@
 #include "ksym_abi.skel.h"
 #include "bpf_images.skel.h"
 
-#define CHECK		"/sys/kernel/debug/dyntext/check"
 #define DBG		"/sys/kernel/debug"
 #define ENOTSUPP	524	/* the kernel's, for a program the JIT failed */
 #define MAX_ERRNO	8
@@ -71,24 +70,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static long registry_nr(void)
-{
-	char buf[64] = "";
-	unsigned long nr;
-	int fd = open(CHECK, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	n = n < 0 ? -errno : n;
-	close(fd);
-	if (n < 0)
-		return n;
-	buf[n] = 0;
-	return sscanf(buf, "ok %lu", &nr) == 1 ? (long)nr : -EBADMSG;
 }
 
 /* ------------------------------------------------------------------ */
@@ -514,10 +495,10 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("TAP version 13\n");
-	if (geteuid() || access(CHECK, R_OK) || access(DBG "/failslab", F_OK) ||
+	if (geteuid() || access(DYNTEXT_CHECK, R_OK) || access(DBG "/failslab", F_OK) ||
 	    access(DBG "/fail_page_alloc", F_OK)) {
 		printf("1..0 # SKIP needs root, %s and failslab/fail_page_alloc\n",
-		       CHECK);
+		       DYNTEXT_CHECK);
 		return 4;
 	}
 	ret = readlink("/proc/self/exe", bindir, sizeof(bindir) - 1);

@@ -18,7 +18,6 @@
 
 #include "records.h"
 
-#define CHECK		"/sys/kernel/debug/dyntext/check"
 #define RUN		"/sys/kernel/debug/dyntext_misuse/run"
 
 static int tap_n, tap_failed;
@@ -33,24 +32,6 @@ static void tap(bool ok, const char *fmt, ...)
 	va_end(ap);
 	printf("\n");
 	tap_failed += !ok;
-}
-
-static long registry_nr(void)
-{
-	char buf[64] = "";
-	unsigned long nr;
-	int fd = open(CHECK, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	n = n < 0 ? -errno : n;
-	close(fd);
-	if (n < 0)
-		return n;
-	buf[n] = 0;
-	return sscanf(buf, "ok %lu", &nr) == 1 ? (long)nr : -EBADMSG;
 }
 
 /* Wait until the registry's size has not changed for a second. */
@@ -101,8 +82,8 @@ int main(void)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("TAP version 13\n");
-	if (geteuid() || access(CHECK, R_OK)) {
-		printf("1..0 # SKIP needs root and %s\n", CHECK);
+	if (geteuid() || access(DYNTEXT_CHECK, R_OK)) {
+		printf("1..0 # SKIP needs root and %s\n", DYNTEXT_CHECK);
 		return 4;
 	}
 	test_module_unload("dyntext_misuse");

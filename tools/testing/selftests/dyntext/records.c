@@ -495,3 +495,21 @@ int test_module_unload(const char *mod)
 {
 	return syscall(SYS_delete_module, mod, O_NONBLOCK) ? -errno : 0;
 }
+
+long registry_nr(void)
+{
+	char buf[64] = "";
+	unsigned long nr;
+	int fd = open(DYNTEXT_CHECK, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	n = n < 0 ? -errno : n;
+	close(fd);
+	if (n < 0)
+		return n;
+	buf[n] = 0;
+	return sscanf(buf, "ok %lu", &nr) == 1 ? (long)nr : -EBADMSG;
+}

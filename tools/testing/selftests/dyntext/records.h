@@ -114,6 +114,14 @@ int sysctl_set(const char *path, int v);
 /* Drop every privilege: uid, gid and groups 65534. */
 int drop_to_nobody(void);
 
+/* The registry's consistency check (CONFIG_DEBUG_FS): "ok N" or an error. */
+#define DYNTEXT_CHECK "/sys/kernel/debug/dyntext/check"
+/*
+ * Read DYNTEXT_CHECK: the number of registered regions, or a negative
+ * error (-EUCLEAN if the check found the registry inconsistent).
+ */
+long registry_nr(void);
+
 /* An fd of one of the stream's events (the only perf events open). */
 int rec_stream_fd(struct rec_stream *s);
 

@@ -77,7 +77,6 @@
 #include "stress.skel.h"
 
 #define TRACING		"/sys/kernel/tracing"
-#define CHECK		"/sys/kernel/debug/dyntext/check"
 #define MISUSE_RUN	"/sys/kernel/debug/dyntext_misuse/run"
 #define KEEP_INST	TRACING "/instances/dyntext_stress_keep"
 #define CHURN_INST	TRACING "/instances/dyntext_stress_churn"
@@ -565,36 +564,15 @@ static void work_kallsyms(void)
 	}
 }
 
-/* Registry size from the debugfs check, or a negative error. */
-static long registry_check(void)
-{
-	char buf[64] = "";
-	unsigned long nr;
-	int fd = open(CHECK, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	n = n < 0 ? -errno : n;
-	close(fd);
-	if (n < 0)
-		return n;
-	buf[n] = 0;
-	if (sscanf(buf, "ok %lu", &nr) != 1)
-		return -EBADMSG;
-	return nr;
-}
-
 static void work_check(void)
 {
 	unsigned long max = 0;
 
 	while (!stopping()) {
-		long nr = registry_check();
+		long nr = registry_nr();
 
 		if (nr < 0) {
-			worker_error(K_CHECK, "%s: %s", CHECK, strerror(-nr));
+			worker_error(K_CHECK, "%s: %s", DYNTEXT_CHECK, strerror(-nr));
 		} else {
 			count(K_CHECK, 0, 1);
 			if ((unsigned long)nr > max) {
@@ -1297,7 +1275,7 @@ struct end_state {
  */
 static int compare_all(struct end_state *e, long want_ftrace)
 {
-	long nr = registry_check();
+	long nr = registry_nr();
 	int diff = 0;
 
 	if (consumer_process(now_ns() - MARGIN_NS))
@@ -1305,7 +1283,7 @@ static int compare_all(struct end_state *e, long want_ftrace)
 	diff += compare_kallsyms(&e->lines);
 	if (nr < 0) {
 		diff++;
-		note("%s: %s", CHECK, strerror(-nr));
+		note("%s: %s", DYNTEXT_CHECK, strerror(-nr));
 	} else if ((size_t)nr != c.nr) {
 		diff++;
 		note("registry holds %ld regions, the records %zu", nr, c.nr);
@@ -1592,8 +1570,8 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("TAP version 13\n");
-	if (geteuid() || access(CHECK, R_OK)) {
-		printf("1..0 # SKIP needs root and %s\n", CHECK);
+	if (geteuid() || access(DYNTEXT_CHECK, R_OK)) {
+		printf("1..0 # SKIP needs root and %s\n", DYNTEXT_CHECK);
 		return 4;
 	}
 	ret = readlink("/proc/self/exe", bindir, sizeof(bindir) - 1);
