@@ -18,6 +18,7 @@
 #include "../kselftest_harness.h"
 #include "records.h"
 #include "ksym_abi.skel.h"
+#include "ksym_iter.skel.h"
 
 #define NR_FUNCS 3
 
@@ -247,6 +248,66 @@ TEST_F(ksym_abi, join_by_address)
  * registered.  Here the records of a whole program load fall into that
  * window.
  */
+/*
+ * An iter/ksym BPF program built against stock 6.1's struct kallsym_iter
+ * loads (every field it reads is still there, pos_bpf_end included) and
+ * shows each function in the BPF section with bpf_prog_info's address and
+ * the kernel's name, and a core function in the core section at its
+ * /proc/kallsyms address.
+ */
+TEST_F(ksym_abi, ksym_iter)
+{
+	unsigned long long vfs_read = 0;
+	struct ksym_iter *it;
+	struct bpf_link *link;
+	size_t len = 0, alloc = 1 << 20;
+	char *out, want[1024];
+	ssize_t n;
+	__u32 i;
+	int fd;
+
+	it = ksym_iter__open_and_load();
+	ASSERT_NE(NULL, it) TH_LOG("iter/ksym program did not load");
+	link = bpf_program__attach_iter(it->progs.ksym_iter_dump, NULL);
+	ASSERT_NE(NULL, link);
+	fd = bpf_iter_create(bpf_link__fd(link));
+	ASSERT_LE(0, fd);
+	out = malloc(alloc);
+	ASSERT_NE(NULL, out);
+	for (;;) {
+		if (len + 4096 > alloc) {
+			alloc *= 2;
+			out = realloc(out, alloc);
+			ASSERT_NE(NULL, out);
+		}
+		n = read(fd, out + len, alloc - len - 1);
+		ASSERT_LE(0, n);
+		if (!n)
+			break;
+		len += n;
+	}
+	out[len] = 0;
+	close(fd);
+
+	for (i = 0; i < self->v.nr; i++) {
+		const char *at;
+
+		snprintf(want, sizeof(want), "\n%llx t %s [bpf] BPF\n",
+			 (unsigned long long)self->v.addr[i], self->v.name[i]);
+		at = strstr(out, want);
+		EXPECT_NE(NULL, at) TH_LOG("missing: %s", want + 1);
+		if (at)
+			EXPECT_EQ(NULL, strstr(at + 1, want));
+	}
+	ASSERT_EQ(1, kallsyms_sym_count("vfs_read", "", 'T', &vfs_read, NULL));
+	snprintf(want, sizeof(want), "\n%llx T vfs_read [] CORE\n", vfs_read);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("missing: %s", want + 1);
+
+	free(out);
+	bpf_link__destroy(link);
+	ksym_iter__destroy(it);
+}
+
 TEST(libperf_read_done_keeps_records)
 {
 	struct rec_stream s;
