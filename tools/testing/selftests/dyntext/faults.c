@@ -50,20 +50,6 @@
 #define ENOTSUPP	524	/* the kernel's, for a program the JIT failed */
 #define MAX_ERRNO	8
 
-static int tap_n, tap_failed;
-
-static void tap(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", ok ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	tap_failed += !ok;
-}
-
 static double now_s(void)
 {
 	struct timespec t;

@@ -20,20 +20,6 @@
 
 #define RUN		"/sys/kernel/debug/dyntext_misuse/run"
 
-static int tap_n, tap_failed;
-
-static void tap(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", ok ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	tap_failed += !ok;
-}
-
 /* Wait until the registry's size has not changed for a second. */
 static long registry_quiet(void)
 {

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <stddef.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -512,4 +513,19 @@ long registry_nr(void)
 		return n;
 	buf[n] = 0;
 	return sscanf(buf, "ok %lu", &nr) == 1 ? (long)nr : -EBADMSG;
+}
+
+int tap_n, tap_failed;
+
+void tap(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", ok ? "" : "not ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	tap_failed += !ok;
 }

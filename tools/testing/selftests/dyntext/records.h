@@ -114,6 +114,15 @@ int sysctl_set(const char *path, int v);
 /* Drop every privilege: uid, gid and groups 65534. */
 int drop_to_nobody(void);
 
+/*
+ * TAP for the stress drivers (stress, faults, misuse), which print their
+ * plan at the end: "ok N - ..." or "not ok N - ...", flushed at once so that
+ * a guest that dies keeps what was printed.  tap_n counts the tests,
+ * tap_failed the failures.
+ */
+extern int tap_n, tap_failed;
+void tap(bool ok, const char *fmt, ...);
+
 /* The registry's consistency check (CONFIG_DEBUG_FS): "ok N" or an error. */
 #define DYNTEXT_CHECK "/sys/kernel/debug/dyntext/check"
 /*

@@ -91,21 +91,6 @@
 /* ------------------------------------------------------------------ */
 /* Results                                                             */
 
-static int tap_n, tap_failed;
-
-static void tap(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", ok ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	tap_failed += !ok;
-}
-
 struct notes {
 	char *s[MAX_NOTES];
 	int n, dropped;
