@@ -333,7 +333,7 @@ int dyntext_del(struct dyntext *dt)
 }
 EXPORT_SYMBOL_GPL(dyntext_del);
 
-/* dyntext_find(), inlined into the hot callers (kernel_text_address()). */
+/* A region of tree @t containing @addr; a range check first. */
 static __always_inline struct dyntext *
 dyntext_tree_find(struct dyntext_tree *t, unsigned long addr)
 {
@@ -345,6 +345,7 @@ dyntext_tree_find(struct dyntext_tree *t, unsigned long addr)
 	return n ? tnode_to_dyntext(n) : NULL;
 }
 
+/* dyntext_find(), inlined into the hot caller is_dyntext_address(). */
 static __always_inline struct dyntext *__dyntext_find(unsigned long addr)
 {
 	struct dyntext *dt;
