@@ -6,8 +6,9 @@
  * registered here: one entry per region with its range, name and owner.
  * Lookups by address are lock-free and NMI-safe (latch trees, as the
  * module and BPF trees used before, one per kind of text: see
- * dyntext_trees below); /proc/kallsyms walks a list in
- * registration order with a cursor, so a full read is linear.  Adding and
+ * dyntext_internal.h, which kernel_text_address() includes to inline the
+ * lookup); /proc/kallsyms walks a list in registration order with a
+ * cursor, so a full read is linear.  Adding and
  * deleting are the only way in and out, and both announce the region to
  * perf with a PERF_RECORD_KSYMBOL record from here, under the registry's
  * lock, so that the records of one region are ordered like the registry's
@@ -30,33 +31,16 @@
 #include <linux/string.h>
 #include <asm/sections.h>
 
+#include "dyntext_internal.h"
+
 static DEFINE_SPINLOCK(dyntext_lock);
 static LIST_HEAD(dyntext_list);
-/*
- * One latch tree per PERF_RECORD_KSYMBOL type, searched in this order:
- * module text, out-of-line code (ftrace trampolines, kprobe pages), BPF.
- * Each tree keeps bounds [lo, hi) that cover every region it holds, and a
- * lookup skips the trees whose bounds do not contain the address.  So the
- * few long-lived regions are found in a few steps however many BPF
- * programs (often thousands) are loaded, and an address in BPF text costs
- * the range checks of the others and one walk of its own tree.
- *
- * The bounds grow before a region is inserted and shrink after one is
- * erased, so they always cover every registered region; a reader that
- * mixes the bounds of two updates still covers every region registered
- * across both.  Empty: lo = ULONG_MAX, hi = 0.
- */
-struct dyntext_tree {
-	struct latch_tree_root	root;
-	unsigned long		lo;
-	unsigned long		hi;
-};
 
 #define DYNTEXT_TREE_INIT	{ .lo = ULONG_MAX, .hi = 0 }
-static struct dyntext_tree dyntext_trees[] __cacheline_aligned = {
-	DYNTEXT_TREE_INIT,	/* PERF_RECORD_KSYMBOL_TYPE_MODULE */
-	DYNTEXT_TREE_INIT,	/* PERF_RECORD_KSYMBOL_TYPE_OOL */
-	DYNTEXT_TREE_INIT,	/* PERF_RECORD_KSYMBOL_TYPE_BPF */
+struct dyntext_tree dyntext_trees[DYNTEXT_NR_TREES] __cacheline_aligned = {
+	[DYNTEXT_TREE_MODULE]	= DYNTEXT_TREE_INIT,
+	[DYNTEXT_TREE_OOL]	= DYNTEXT_TREE_INIT,
+	[DYNTEXT_TREE_BPF]	= DYNTEXT_TREE_INIT,
 };
 
 /* Bumped on every delete: a cursor taken before is no longer valid. */
@@ -67,45 +51,16 @@ static u64 dyntext_seq;
 /* Regions dyntext_walk() handles per hold of the lock. */
 #define DYNTEXT_WALK_BATCH	32
 
-static __always_inline struct dyntext *tnode_to_dyntext(struct latch_tree_node *n)
-{
-	return container_of(n, struct dyntext, tnode);
-}
-
-static __always_inline bool dyntext_tree_less(struct latch_tree_node *a,
-					      struct latch_tree_node *b)
-{
-	return tnode_to_dyntext(a)->start < tnode_to_dyntext(b)->start;
-}
-
-static __always_inline int dyntext_tree_comp(void *key,
-					     struct latch_tree_node *n)
-{
-	unsigned long addr = (unsigned long)key;
-	const struct dyntext *dt = tnode_to_dyntext(n);
-
-	if (addr < dt->start)
-		return -1;
-	if (addr >= dt->end)
-		return 1;
-	return 0;
-}
-
-static const struct latch_tree_ops dyntext_tree_ops = {
-	.less	= dyntext_tree_less,
-	.comp	= dyntext_tree_comp,
-};
-
 /* The tree for regions of ksymbol type @ksym_type, NULL if none. */
 static struct dyntext_tree *dyntext_tree_for(u16 ksym_type)
 {
 	switch (ksym_type) {
 	case PERF_RECORD_KSYMBOL_TYPE_MODULE:
-		return &dyntext_trees[0];
+		return &dyntext_trees[DYNTEXT_TREE_MODULE];
 	case PERF_RECORD_KSYMBOL_TYPE_OOL:
-		return &dyntext_trees[1];
+		return &dyntext_trees[DYNTEXT_TREE_OOL];
 	case PERF_RECORD_KSYMBOL_TYPE_BPF:
-		return &dyntext_trees[2];
+		return &dyntext_trees[DYNTEXT_TREE_BPF];
 	default:
 		return NULL;
 	}
@@ -333,32 +288,6 @@ int dyntext_del(struct dyntext *dt)
 }
 EXPORT_SYMBOL_GPL(dyntext_del);
 
-/* A region of tree @t containing @addr; a range check first. */
-static __always_inline struct dyntext *
-dyntext_tree_find(struct dyntext_tree *t, unsigned long addr)
-{
-	struct latch_tree_node *n;
-
-	if (addr < READ_ONCE(t->lo) || addr >= READ_ONCE(t->hi))
-		return NULL;
-	n = latch_tree_find((void *)addr, &t->root, &dyntext_tree_ops);
-	return n ? tnode_to_dyntext(n) : NULL;
-}
-
-/* dyntext_find(), inlined into the hot caller is_dyntext_address(). */
-static __always_inline struct dyntext *__dyntext_find(unsigned long addr)
-{
-	struct dyntext *dt;
-
-	BUILD_BUG_ON(ARRAY_SIZE(dyntext_trees) != 3);
-	dt = dyntext_tree_find(&dyntext_trees[0], addr);
-	if (!dt)
-		dt = dyntext_tree_find(&dyntext_trees[1], addr);
-	if (!dt)
-		dt = dyntext_tree_find(&dyntext_trees[2], addr);
-	return dt;
-}
-
 /**
  * dyntext_find - the registered region that contains an address
  * @addr: the address
@@ -387,12 +316,7 @@ NOKPROBE_SYMBOL(dyntext_find);
  */
 bool is_dyntext_address(unsigned long addr)
 {
-	bool ret;
-
-	rcu_read_lock();
-	ret = __dyntext_find(addr);
-	rcu_read_unlock();
-	return ret;
+	return __is_dyntext_address(addr);
 }
 EXPORT_SYMBOL_GPL(is_dyntext_address);
 

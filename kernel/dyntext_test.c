@@ -347,8 +347,8 @@ static void dyntext_test_trees(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, dyntext_add(many));
 	KUNIT_ASSERT_EQ(test, 0, dyntext_add(few));
 	bpf = dyntext_tree_of(many);
-	KUNIT_EXPECT_PTR_EQ(test, &dyntext_trees[2], bpf);
-	KUNIT_EXPECT_PTR_EQ(test, &dyntext_trees[1], dyntext_tree_of(few));
+	KUNIT_EXPECT_PTR_EQ(test, &dyntext_trees[DYNTEXT_TREE_BPF], bpf);
+	KUNIT_EXPECT_PTR_EQ(test, &dyntext_trees[DYNTEXT_TREE_OOL], dyntext_tree_of(few));
 	dt_test_consistent(test, 2);
 
 	rcu_read_lock();
