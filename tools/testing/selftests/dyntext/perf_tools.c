@@ -287,8 +287,7 @@ TEST_F(perf, bpf_program_and_subprograms)
 	unsigned char pkt[64] = { [12] = 0x08 };
 	__u64 ksyms[3] = {};
 	__u32 lens[3] = {};
-	struct bpf_prog_info info = {};
-	__u32 info_len = sizeof(info);
+	struct bpf_prog_info info;
 	struct ksym_abi *skel;
 	struct timespec t0, t;
 	unsigned long long total = 0;
@@ -298,12 +297,7 @@ TEST_F(perf, bpf_program_and_subprograms)
 	skel = ksym_abi__open_and_load();
 	ASSERT_NE(NULL, skel);
 	fd = bpf_program__fd(skel->progs.ksym_abi_main);
-	info.nr_jited_ksyms = 3;
-	info.jited_ksyms = (__u64)(unsigned long)ksyms;
-	info.nr_jited_func_lens = 3;
-	info.jited_func_lens = (__u64)(unsigned long)lens;
-	ASSERT_EQ(0, bpf_obj_get_info_by_fd(fd, &info, &info_len));
-	ASSERT_EQ(3, info.nr_jited_ksyms);
+	ASSERT_EQ(3, bpf_prog_funcs(fd, &info, ksyms, lens, 3));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt,
@@ -470,8 +464,7 @@ static void preloaded_program(struct __test_metadata *_metadata,
 	char name[3][KSYM_NAME_LEN], hname[3][KSYM_NAME_LEN];
 	__u64 ksyms[3] = {};
 	__u32 lens[3] = {};
-	struct bpf_prog_info info = {};
-	__u32 info_len = sizeof(info);
+	struct bpf_prog_info info;
 	struct prog_records c;
 	struct ksym_abi *skel;
 	struct timespec t0, t;
@@ -481,12 +474,7 @@ static void preloaded_program(struct __test_metadata *_metadata,
 	skel = ksym_abi__open_and_load();
 	ASSERT_NE(NULL, skel);
 	fd = bpf_program__fd(skel->progs.ksym_abi_main);
-	info.nr_jited_ksyms = 3;
-	info.jited_ksyms = (__u64)(unsigned long)ksyms;
-	info.nr_jited_func_lens = 3;
-	info.jited_func_lens = (__u64)(unsigned long)lens;
-	ASSERT_EQ(0, bpf_obj_get_info_by_fd(fd, &info, &info_len));
-	ASSERT_EQ(3, info.nr_jited_ksyms);
+	ASSERT_EQ(3, bpf_prog_funcs(fd, &info, ksyms, lens, 3));
 	for (i = 0; i < 3; i++) {
 		char type, mod[64];
 

@@ -529,3 +529,20 @@ void tap(bool ok, const char *fmt, ...)
 	fflush(stdout);
 	tap_failed += !ok;
 }
+
+int bpf_prog_funcs(int fd, struct bpf_prog_info *info, __u64 *ksyms,
+		   __u32 *lens, __u32 nr)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	info->nr_jited_ksyms = nr;
+	info->jited_ksyms = (__u64)(unsigned long)ksyms;
+	if (lens) {
+		info->nr_jited_func_lens = nr;
+		info->jited_func_lens = (__u64)(unsigned long)lens;
+	}
+	if (bpf_obj_get_info_by_fd(fd, info, &len))
+		return -errno;
+	return info->nr_jited_ksyms;
+}

@@ -154,4 +154,13 @@ int kallsyms_count_line(const char *want);
  */
 int bpf_trampoline_name(const char *func, char *buf, size_t len);
 
+/*
+ * bpf_prog_info of the program behind fd with the addresses (ksyms) and,
+ * if lens is not NULL, the lengths of its first nr JITed functions.
+ * Returns the number of JITed functions the program has (main program and
+ * subprograms) or -errno.
+ */
+int bpf_prog_funcs(int fd, struct bpf_prog_info *info, __u64 *ksyms,
+		   __u32 *lens, __u32 nr);
+
 #endif

@@ -217,14 +217,11 @@ TEST_F(replay, matches_kallsyms)
 	/* Each program: its three functions, then its PROG_LOAD. */
 	for (k = 0; k < NR_PROGS; k++) {
 		int fd = bpf_program__fd(self->skel[k]->progs.ksym_abi_main);
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
+		struct bpf_prog_info info;
 		__u64 ksyms[3];
 		size_t load_at = 0;
 
-		info.nr_jited_ksyms = 3;
-		info.jited_ksyms = (__u64)(unsigned long)ksyms;
-		ASSERT_EQ(0, bpf_obj_get_info_by_fd(fd, &info, &len));
+		ASSERT_EQ(3, bpf_prog_funcs(fd, &info, ksyms, NULL, 3));
 		ASSERT_EQ(1, rec_count_bpf(&self->s, info.id,
 					   PERF_BPF_EVENT_PROG_LOAD, &load_at));
 		EXPECT_EQ(PERF_BPF_EVENT_FLAGS_REPLAY, self->s.recs[load_at].bpf_flags);

@@ -55,12 +55,11 @@ static int run_unprivileged_listener(struct seen *seen)
 {
 	int to_child[2], to_parent[2];
 	struct ksym_abi *skel;
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
+	struct bpf_prog_info info;
 	__u64 ksyms[4];		/* three addresses and the program id */
 	pid_t pid;
 	char c = 0;
-	int status;
+	int status, nr;
 
 	if (pipe(to_child) || pipe(to_parent))
 		return -errno;
@@ -104,11 +103,10 @@ static int run_unprivileged_listener(struct seen *seen)
 	skel = ksym_abi__open_and_load();
 	if (!skel)
 		return -ENOENT;
-	info.nr_jited_ksyms = 3;
-	info.jited_ksyms = (__u64)(unsigned long)ksyms;
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.ksym_abi_main),
-				   &info, &len))
-		return -errno;
+	nr = bpf_prog_funcs(bpf_program__fd(skel->progs.ksym_abi_main), &info,
+			    ksyms, NULL, 3);
+	if (nr != 3)
+		return nr < 0 ? nr : -E2BIG;
 	ksyms[3] = info.id;
 	ksym_abi__destroy(skel);
 	if (write(to_child[1], ksyms, sizeof(ksyms)) != sizeof(ksyms))
