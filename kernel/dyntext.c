@@ -5,14 +5,13 @@
  * Every region of executable text that the kernel generates at run time is
  * registered here: one entry per region with its range, name and owner.
  * Lookups by address are lock-free and NMI-safe (latch trees, as the
- * module and BPF trees used before, one per kind of text: see
- * dyntext_internal.h, which kernel_text_address() includes to inline the
- * lookup); /proc/kallsyms walks a list in registration order with a
- * cursor, so a full read is linear.  Adding and
- * deleting are the only way in and out, and both announce the region to
- * perf with a PERF_RECORD_KSYMBOL record from here, under the registry's
- * lock, so that the records of one region are ordered like the registry's
- * own changes.
+ * module and BPF trees used before, one per kind of text); /proc/kallsyms
+ * walks a list in registration order with a cursor, so a full read is
+ * linear.  Adding and deleting are the only way in and out, and both
+ * announce the region to perf with a PERF_RECORD_KSYMBOL record from here,
+ * under the registry's lock, so that the records of one region are ordered
+ * like the registry's own changes and every register record has exactly
+ * one unregister record.
  *
  * See Documentation/core-api/dyntext.rst.
  */
@@ -29,75 +28,197 @@
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
-#include <asm/sections.h>
 
-#include "dyntext_internal.h"
-
+/*
+ * Writers (add, delete, the walk) take it with bottom halves disabled: BPF
+ * programs are released from softirq context.
+ */
 static DEFINE_SPINLOCK(dyntext_lock);
 static LIST_HEAD(dyntext_list);
 
+/*
+ * One latch tree per PERF_RECORD_KSYMBOL type, searched in this order:
+ * module text, out-of-line code (ftrace trampolines, kprobe pages), BPF.
+ * Each tree keeps bounds [lo, hi) that cover every region it holds, and a
+ * lookup skips the trees whose bounds do not contain the address.  So the
+ * few long-lived regions are found in a few steps however many BPF
+ * programs (often thousands) are loaded, and an address in BPF text costs
+ * the range checks of the others and one walk of its own tree.
+ *
+ * The bounds grow before a region is inserted and shrink after one is
+ * erased, so they always cover every registered region; a reader that
+ * mixes the bounds of two updates still covers every region registered
+ * across both.  Empty: lo = ULONG_MAX, hi = 0.
+ *
+ * A BPF region also owns its end address: a BPF image can end with a call,
+ * whose return address is then the end (stable fix 66d9111f3517, "bpf:
+ * Detect IP == ksym.end as part of BPF program").  Its tree's hi is one
+ * past that, and nothing else may start there.
+ */
+struct dyntext_tree {
+	struct latch_tree_root	root;
+	unsigned long		lo;
+	unsigned long		hi;
+};
+
+enum {
+	DYNTEXT_TREE_MODULE,	/* PERF_RECORD_KSYMBOL_TYPE_MODULE */
+	DYNTEXT_TREE_OOL,	/* PERF_RECORD_KSYMBOL_TYPE_OOL */
+	DYNTEXT_TREE_BPF,	/* PERF_RECORD_KSYMBOL_TYPE_BPF */
+	DYNTEXT_NR_TREES
+};
+
 #define DYNTEXT_TREE_INIT	{ .lo = ULONG_MAX, .hi = 0 }
-struct dyntext_tree dyntext_trees[DYNTEXT_NR_TREES] __cacheline_aligned = {
+static struct dyntext_tree dyntext_trees[DYNTEXT_NR_TREES] __cacheline_aligned = {
 	[DYNTEXT_TREE_MODULE]	= DYNTEXT_TREE_INIT,
 	[DYNTEXT_TREE_OOL]	= DYNTEXT_TREE_INIT,
 	[DYNTEXT_TREE_BPF]	= DYNTEXT_TREE_INIT,
 };
 
-/* Bumped on every delete: a cursor taken before is no longer valid. */
+/* The last address a region of tree @t covers, plus one. */
+static __always_inline unsigned long dyntext_tree_end(int t,
+						      const struct dyntext *dt)
+{
+	return t == DYNTEXT_TREE_BPF ? dt->end + 1 : dt->end;
+}
+
+static __always_inline struct dyntext *
+dyntext_from_tnode(struct latch_tree_node *n)
+{
+	return container_of(n, struct dyntext, tnode);
+}
+
+static __always_inline bool dyntext_tree_less(struct latch_tree_node *a,
+					      struct latch_tree_node *b)
+{
+	return dyntext_from_tnode(a)->start < dyntext_from_tnode(b)->start;
+}
+
+/* Compare @key with the region of tree @t at @n. */
+static __always_inline int dyntext_comp(void *key, struct latch_tree_node *n,
+					int t)
+{
+	unsigned long addr = (unsigned long)key;
+	const struct dyntext *dt = dyntext_from_tnode(n);
+
+	if (addr < dt->start)
+		return -1;
+	if (addr >= dyntext_tree_end(t, dt))
+		return 1;
+	return 0;
+}
+
+/* Module and OOL trees: [start, end). */
+static __always_inline int dyntext_tree_comp(void *key,
+					     struct latch_tree_node *n)
+{
+	return dyntext_comp(key, n, DYNTEXT_TREE_OOL);
+}
+
+/* BPF: the end address belongs to the region (see above). */
+static __always_inline int dyntext_bpf_tree_comp(void *key,
+						 struct latch_tree_node *n)
+{
+	return dyntext_comp(key, n, DYNTEXT_TREE_BPF);
+}
+
+static const struct latch_tree_ops dyntext_tree_ops = {
+	.less	= dyntext_tree_less,
+	.comp	= dyntext_tree_comp,
+};
+
+static const struct latch_tree_ops dyntext_bpf_tree_ops = {
+	.less	= dyntext_tree_less,
+	.comp	= dyntext_bpf_tree_comp,
+};
+
+static __always_inline const struct latch_tree_ops *dyntext_ops(int t)
+{
+	return t == DYNTEXT_TREE_BPF ? &dyntext_bpf_tree_ops :
+				       &dyntext_tree_ops;
+}
+
+/* A region of tree @t containing @addr; a range check first. */
+static __always_inline struct dyntext *
+dyntext_tree_find(int t, unsigned long addr)
+{
+	struct dyntext_tree *tree = &dyntext_trees[t];
+	struct latch_tree_node *n;
+
+	if (addr < READ_ONCE(tree->lo) || addr >= READ_ONCE(tree->hi))
+		return NULL;
+	n = latch_tree_find((void *)addr, &tree->root, dyntext_ops(t));
+	return n ? dyntext_from_tnode(n) : NULL;
+}
+
+/* Bumped on every delete: a kallsyms cursor taken before is stale. */
 static unsigned long dyntext_gen;
 static unsigned int dyntext_nr;
 /* Registration order: the list is sorted by it. */
 static u64 dyntext_seq;
+/*
+ * The cursors of the walks in progress (struct dyntext_walk_cursor), which
+ * a delete moves past the entry it removes.
+ */
+static LIST_HEAD(dyntext_walkers);
 /* Regions dyntext_walk() handles per hold of the lock. */
 #define DYNTEXT_WALK_BATCH	32
 
-/* The tree for regions of ksymbol type @ksym_type, NULL if none. */
-static struct dyntext_tree *dyntext_tree_for(u16 ksym_type)
+/* The tree for regions of ksymbol type @ksym_type, -1 if none. */
+static int dyntext_tree_for(u16 ksym_type)
 {
 	switch (ksym_type) {
 	case PERF_RECORD_KSYMBOL_TYPE_MODULE:
-		return &dyntext_trees[DYNTEXT_TREE_MODULE];
+		return DYNTEXT_TREE_MODULE;
 	case PERF_RECORD_KSYMBOL_TYPE_OOL:
-		return &dyntext_trees[DYNTEXT_TREE_OOL];
+		return DYNTEXT_TREE_OOL;
 	case PERF_RECORD_KSYMBOL_TYPE_BPF:
-		return &dyntext_trees[DYNTEXT_TREE_BPF];
+		return DYNTEXT_TREE_BPF;
 	default:
-		return NULL;
+		return -1;
 	}
 }
 
-static struct dyntext_tree *dyntext_tree_of(const struct dyntext *dt)
+static int dyntext_tree_of(const struct dyntext *dt)
 {
 	return dyntext_tree_for(dt->class->ksym_type);
 }
 
-/* Writer side: the bounds of @t from what it holds now. */
-static void dyntext_tree_shrink(struct dyntext_tree *t)
+/* Writer side: the bounds of tree @t from what it holds now. */
+static void dyntext_tree_shrink(int t)
 {
-	struct rb_node *first = rb_first(&t->root.tree[0]);
-	struct rb_node *last = rb_last(&t->root.tree[0]);
+	struct dyntext_tree *tree = &dyntext_trees[t];
+	struct rb_node *first = rb_first(&tree->root.tree[0]);
+	struct rb_node *last = rb_last(&tree->root.tree[0]);
+	struct dyntext *last_dt;
 
 	lockdep_assert_held(&dyntext_lock);
 	if (!first) {
-		WRITE_ONCE(t->lo, ULONG_MAX);
-		WRITE_ONCE(t->hi, 0);
+		WRITE_ONCE(tree->lo, ULONG_MAX);
+		WRITE_ONCE(tree->hi, 0);
 		return;
 	}
-	WRITE_ONCE(t->lo, container_of(first, struct dyntext,
-				       tnode.node[0])->start);
-	WRITE_ONCE(t->hi, container_of(last, struct dyntext,
-				       tnode.node[0])->end);
+	WRITE_ONCE(tree->lo, container_of(first, struct dyntext,
+					  tnode.node[0])->start);
+	last_dt = container_of(last, struct dyntext, tnode.node[0]);
+	WRITE_ONCE(tree->hi, dyntext_tree_end(t, last_dt));
 }
 
+/* Listed in /proc/kallsyms now (the class may follow a sysctl). */
 static bool dyntext_listed(const struct dyntext *dt)
 {
-	return !dt->class->listed || dt->class->listed();
+	return !dt->class->not_in_kallsyms &&
+	       (!dt->class->listed || dt->class->listed());
 }
 
+/*
+ * Every region is announced, at add and at delete alike: what
+ * /proc/kallsyms lists does not change what perf is told, so the two
+ * records of a region always pair up.  Who receives them is the perf
+ * event's business (its owner's right to see kernel addresses).
+ */
 static void dyntext_announce(const struct dyntext *dt, bool unregister)
 {
-	if (!dyntext_listed(dt))
-		return;
 	perf_event_ksymbol(dt->class->ksym_type, dt->start,
 			   dt->end - dt->start, unregister, dt->name);
 }
@@ -106,7 +227,8 @@ static void dyntext_announce(const struct dyntext *dt, bool unregister)
  * Regions are disjoint and a tree is sorted by start, hence also by end:
  * a walk that goes left when the new range lies below a node and right
  * when it lies above meets every region it overlaps.  All trees, as
- * regions of every kind share one address space.  Writer side only.
+ * regions of every kind share one address space; a BPF region covers its
+ * end address too.  Writer side only.
  */
 static struct dyntext *dyntext_overlap(unsigned long start, unsigned long end)
 {
@@ -122,7 +244,7 @@ static struct dyntext *dyntext_overlap(unsigned long start, unsigned long end)
 
 			if (end <= dt->start)
 				n = n->rb_left;
-			else if (start >= dt->end)
+			else if (start >= dyntext_tree_end(t, dt))
 				n = n->rb_right;
 			else
 				return dt;
@@ -131,28 +253,30 @@ static struct dyntext *dyntext_overlap(unsigned long start, unsigned long end)
 	return NULL;
 }
 
-static bool dyntext_in_core_text(unsigned long start, unsigned long end)
-{
-	return (start < (unsigned long)_etext &&
-		end > (unsigned long)_stext) ||
-	       (start < (unsigned long)_einittext &&
-		end > (unsigned long)_sinittext);
-}
-
 /**
  * dyntext_init - prepare a region for dyntext_add()
- * @dt:		the entry, embedded in the producer's object
+ * @dt:		the entry, embedded in the producer's object: zeroed memory
+ *		or an entry that dyntext_del() removed
  * @start:	first byte of the text
  * @size:	length of the text in bytes
  * @name:	symbol name (stays owned by the caller, must not change while
  *		the region is registered)
  * @class:	the producer's class (owner tag, ksymbol type)
  *
- * Does not register anything; dyntext_add() checks the values.
+ * Does not register anything; dyntext_add() checks the values.  On an
+ * entry that is registered it changes nothing, with a warning, so that
+ * the dyntext_add() that follows fails with -EEXIST and the registered
+ * region stays intact.  The caller serialises it against its own
+ * dyntext_add() and dyntext_del() of @dt.
  */
 void dyntext_init(struct dyntext *dt, unsigned long start, unsigned long size,
 		  const char *name, const struct dyntext_class *class)
 {
+	if (dyntext_registered(dt)) {
+		pr_warn_ratelimited("%pS: %s initialised while registered\n",
+				    __builtin_return_address(0), dt->name);
+		return;
+	}
 	dt->start = start;
 	dt->end = start + size;
 	dt->name = name;
@@ -163,10 +287,10 @@ EXPORT_SYMBOL_GPL(dyntext_init);
 
 /**
  * dyntext_registered - is this entry currently in the registry?
- * @dt: an entry prepared with dyntext_init()
+ * @dt: zeroed memory, or an entry prepared with dyntext_init()
  *
  * The caller must serialise against its own dyntext_add() and
- * dyntext_del() of @dt.  An entry in zeroed memory counts as prepared.
+ * dyntext_del() of @dt.
  *
  * Return: true between a successful dyntext_add() and dyntext_del().
  */
@@ -183,22 +307,25 @@ EXPORT_SYMBOL_GPL(dyntext_registered);
  * @dt: an entry prepared with dyntext_init()
  *
  * Makes the region visible to address lookups (kernel_text_address(),
- * kallsyms_lookup(), %pS), to /proc/kallsyms, and announces it with a
- * PERF_RECORD_KSYMBOL register record to every perf event whose owner may
- * see it.  May be called from any context, including softirq and with
- * interrupts disabled.
+ * kallsyms_lookup(), %pS), to /proc/kallsyms (unless its class hides it),
+ * and announces it with a PERF_RECORD_KSYMBOL register record to every
+ * perf event whose owner may see kernel addresses.  Process or softirq
+ * context, not with interrupts disabled (the lock is taken with bottom
+ * halves disabled; on PREEMPT_RT it may sleep).
+ *
+ * Text inside the kernel image is accepted (powerpc's optprobe slot page
+ * and s390's kprobe page live there): core kernel symbols keep naming it.
  *
  * Return: 0 on success; -EINVAL for a missing, empty or over-long name, a
  * missing class or one whose ksymbol type is not BPF, OOL or MODULE, or an
- * empty or wrapping range; -EEXIST if @dt is already
- * registered or the range overlaps a registered region or the core
- * kernel's text.  On error nothing is registered or announced.
+ * empty or wrapping range; -EEXIST if @dt is already registered or the
+ * range overlaps a registered region.  On error nothing is registered or
+ * announced.
  */
 int dyntext_add(struct dyntext *dt)
 {
 	struct dyntext_tree *tree;
-	struct dyntext *other;
-	unsigned long flags;
+	int t;
 
 	if (!dt || !dt->class || !dt->name || !dt->name[0] ||
 	    strnlen(dt->name, KSYM_NAME_LEN) == KSYM_NAME_LEN) {
@@ -206,51 +333,65 @@ int dyntext_add(struct dyntext *dt)
 				    __builtin_return_address(0));
 		return -EINVAL;
 	}
-	if (!dyntext_tree_for(dt->class->ksym_type)) {
+	t = dyntext_tree_of(dt);
+	if (t < 0) {
 		pr_warn_ratelimited("%pS: %s has ksymbol type %u\n",
 				    __builtin_return_address(0), dt->name,
 				    dt->class->ksym_type);
 		return -EINVAL;
 	}
-	if (dt->end <= dt->start) {
+	/* A BPF region owns its end address: that must not wrap either. */
+	if (dt->end <= dt->start || dyntext_tree_end(t, dt) < dt->end) {
 		pr_warn_ratelimited("%pS: empty or wrapping range for %s\n",
 				    __builtin_return_address(0), dt->name);
 		return -EINVAL;
 	}
-	if (dyntext_in_core_text(dt->start, dt->end)) {
-		pr_warn_ratelimited("%pS: %s overlaps the kernel's text\n",
-				    __builtin_return_address(0), dt->name);
-		return -EEXIST;
-	}
 
-	spin_lock_irqsave(&dyntext_lock, flags);
+	spin_lock_bh(&dyntext_lock);
 	if (dyntext_registered(dt)) {
-		spin_unlock_irqrestore(&dyntext_lock, flags);
+		spin_unlock_bh(&dyntext_lock);
 		pr_warn_ratelimited("%pS: %s added twice\n",
 				    __builtin_return_address(0), dt->name);
 		return -EEXIST;
 	}
-	other = dyntext_overlap(dt->start, dt->end);
-	if (other) {
-		spin_unlock_irqrestore(&dyntext_lock, flags);
+	if (dyntext_overlap(dt->start, dyntext_tree_end(t, dt))) {
+		spin_unlock_bh(&dyntext_lock);
 		pr_warn_ratelimited("%pS: %s overlaps a registered region\n",
 				    __builtin_return_address(0), dt->name);
 		return -EEXIST;
 	}
 	dt->seq = ++dyntext_seq;
-	tree = dyntext_tree_of(dt);
+	tree = &dyntext_trees[t];
 	if (dt->start < tree->lo)
 		WRITE_ONCE(tree->lo, dt->start);
-	if (dt->end > tree->hi)
-		WRITE_ONCE(tree->hi, dt->end);
-	latch_tree_insert(&dt->tnode, &tree->root, &dyntext_tree_ops);
+	if (dyntext_tree_end(t, dt) > tree->hi)
+		WRITE_ONCE(tree->hi, dyntext_tree_end(t, dt));
+	latch_tree_insert(&dt->tnode, &tree->root, dyntext_ops(t));
 	list_add_tail_rcu(&dt->lnode, &dyntext_list);
 	dyntext_nr++;
 	dyntext_announce(dt, false);
-	spin_unlock_irqrestore(&dyntext_lock, flags);
+	spin_unlock_bh(&dyntext_lock);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(dyntext_add);
+
+/* The entry after @dt in registration order, NULL at the end; lock held. */
+static struct dyntext *dyntext_next(struct dyntext *dt)
+{
+	lockdep_assert_held(&dyntext_lock);
+	return list_is_last(&dt->lnode, &dyntext_list) ? NULL :
+	       list_next_entry(dt, lnode);
+}
+
+/*
+ * The cursor of a walk in progress: the entry it visits next, NULL at the
+ * end of the list.  dyntext_del() moves it past the entry it removes, so
+ * that the walk resumes in O(1) whatever was deleted.
+ */
+struct dyntext_walk_cursor {
+	struct list_head	node;	/* in dyntext_walkers */
+	struct dyntext		*next;
+};
 
 /**
  * dyntext_del - unregister a region
@@ -258,35 +399,53 @@ EXPORT_SYMBOL_GPL(dyntext_add);
  *
  * Removes the region from lookups and /proc/kallsyms and announces it with
  * a PERF_RECORD_KSYMBOL unregister record.  Lock-free readers may still
- * see the entry until an RCU grace period has passed: free the entry and
- * the text only after one (call_rcu(), synchronize_rcu() or a stronger
- * flavour).  May be called from any context.
+ * see the entry until an RCU grace period has passed: the entry (not the
+ * text, which the registry never reads) must stay valid until then (free
+ * it with kfree_rcu(), call_rcu() or after synchronize_rcu()).  Process or
+ * softirq context, as dyntext_add().
  *
  * Return: 0 on success, -ENOENT if @dt is not registered.
  */
 int dyntext_del(struct dyntext *dt)
 {
-	struct dyntext_tree *tree;
-	unsigned long flags;
+	struct dyntext_walk_cursor *c;
+	int t;
 
-	spin_lock_irqsave(&dyntext_lock, flags);
+	spin_lock_bh(&dyntext_lock);
 	if (!dt || !dyntext_registered(dt)) {
-		spin_unlock_irqrestore(&dyntext_lock, flags);
+		spin_unlock_bh(&dyntext_lock);
 		pr_warn_ratelimited("%pS: deleting an unregistered region\n",
 				    __builtin_return_address(0));
 		return -ENOENT;
 	}
+	list_for_each_entry(c, &dyntext_walkers, node)
+		if (c->next == dt)
+			c->next = dyntext_next(dt);
 	WRITE_ONCE(dyntext_gen, dyntext_gen + 1);
-	tree = dyntext_tree_of(dt);
-	latch_tree_erase(&dt->tnode, &tree->root, &dyntext_tree_ops);
-	dyntext_tree_shrink(tree);
+	t = dyntext_tree_of(dt);
+	latch_tree_erase(&dt->tnode, &dyntext_trees[t].root, dyntext_ops(t));
+	dyntext_tree_shrink(t);
 	list_del_rcu(&dt->lnode);
 	dyntext_nr--;
 	dyntext_announce(dt, true);
-	spin_unlock_irqrestore(&dyntext_lock, flags);
+	spin_unlock_bh(&dyntext_lock);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(dyntext_del);
+
+/* dyntext_find() without the call; the caller is in an RCU section. */
+static __always_inline struct dyntext *__dyntext_find(unsigned long addr)
+{
+	struct dyntext *dt;
+
+	BUILD_BUG_ON(DYNTEXT_NR_TREES != 3);
+	dt = dyntext_tree_find(DYNTEXT_TREE_MODULE, addr);
+	if (!dt)
+		dt = dyntext_tree_find(DYNTEXT_TREE_OOL, addr);
+	if (!dt)
+		dt = dyntext_tree_find(DYNTEXT_TREE_BPF, addr);
+	return dt;
+}
 
 /**
  * dyntext_find - the registered region that contains an address
@@ -296,7 +455,8 @@ EXPORT_SYMBOL_GPL(dyntext_del);
  * an RCU read-side critical section (preemption or interrupts disabled
  * count) and may use the entry only inside it.
  *
- * Return: the entry with start <= @addr < end, or NULL.
+ * Return: the entry with start <= @addr < end (<= end for BPF regions),
+ * or NULL.
  */
 struct dyntext *dyntext_find(unsigned long addr)
 {
@@ -316,7 +476,12 @@ NOKPROBE_SYMBOL(dyntext_find);
  */
 bool is_dyntext_address(unsigned long addr)
 {
-	return __is_dyntext_address(addr);
+	bool ret;
+
+	rcu_read_lock();
+	ret = __dyntext_find(addr);
+	rcu_read_unlock();
+	return ret;
 }
 EXPORT_SYMBOL_GPL(is_dyntext_address);
 
@@ -356,7 +521,7 @@ static struct dyntext *dyntext_next_listed(struct dyntext *dt)
 	for (p = rcu_dereference(list_next_rcu(p)); p != &dyntext_list;
 	     p = rcu_dereference(list_next_rcu(p))) {
 		dt = list_entry(p, struct dyntext, lnode);
-		if (!dt->class->not_in_kallsyms && dyntext_listed(dt))
+		if (dyntext_listed(dt))
 			return dt;
 	}
 	return NULL;
@@ -416,28 +581,78 @@ int dyntext_get_kallsym(struct dyntext_iter *it, unsigned int symnum,
 	return ret;
 }
 
-/* The first announced entry after @dt (or the first of all), lock held. */
-static struct dyntext *dyntext_next_announced(struct dyntext *dt)
+/* The longest hold of the lock in a walk: entries stepped over, time. */
+struct dyntext_walk_stats {
+	unsigned int	max_steps;
+	u64		max_ns;
+};
+
+/*
+ * dyntext_walk() with two hooks for the KUnit tests: @between is called
+ * between batches, without the lock; @stats, if not NULL, receives the
+ * longest hold of the lock.
+ */
+static int __dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end,
+				    void *arg),
+			  void *arg, void (*between)(void *arg),
+			  struct dyntext_walk_stats *stats)
 {
-	lockdep_assert_held(&dyntext_lock);
-	dt = list_prepare_entry(dt, &dyntext_list, lnode);
-	list_for_each_entry_continue(dt, &dyntext_list, lnode) {
-		if (dyntext_listed(dt))
-			return dt;
+	struct dyntext_walk_cursor c;
+	unsigned int n;
+	u64 end, t0 = 0;
+	int ret = 0;
+
+	might_sleep();
+	spin_lock_bh(&dyntext_lock);
+	if (stats)
+		t0 = ktime_get_ns();
+	/* Regions added from now on are announced by their own records. */
+	end = dyntext_seq;
+	c.next = list_first_entry_or_null(&dyntext_list, struct dyntext, lnode);
+	list_add(&c.node, &dyntext_walkers);
+	for (;;) {
+		for (n = 0; !ret && n < DYNTEXT_WALK_BATCH; n++) {
+			if (!c.next || !dyntext_in_walk(c.next, end))
+				break;
+			ret = fn(c.next, end, arg);
+			c.next = dyntext_next(c.next);
+		}
+		if (stats) {
+			stats->max_steps = max(stats->max_steps, n);
+			stats->max_ns = max(stats->max_ns, ktime_get_ns() - t0);
+		}
+		if (ret || !c.next || !dyntext_in_walk(c.next, end))
+			break;
+		spin_unlock_bh(&dyntext_lock);
+		if (fatal_signal_pending(current))
+			ret = -EINTR;
+		else if (between)
+			between(arg);
+		cond_resched();
+		spin_lock_bh(&dyntext_lock);
+		if (stats)
+			t0 = ktime_get_ns();
+		if (ret)
+			break;
 	}
-	return NULL;
+	list_del(&c.node);
+	spin_unlock_bh(&dyntext_lock);
+	return ret;
 }
 
 /**
- * dyntext_walk - call a function for every region the registry announces
- * @fn:		called with the registry's lock held (interrupts disabled):
- *		must not sleep; returns 0 to go on, anything else to stop.
- *		Its @end tells dyntext_in_walk() which regions the walk covers.
+ * dyntext_walk - call a function for every registered region
+ * @fn:		called with the registry's lock held (bottom halves
+ *		disabled): must not sleep; returns 0 to go on, anything else
+ *		to stop.  Its @end tells dyntext_in_walk() which regions the
+ *		walk covers.
  * @arg:	passed to @fn
  *
  * Visits the regions in registration order, a small batch per hold of the
- * lock, so that a large registry does not keep interrupts disabled for
- * long.  The walk is consistent with concurrent add and delete:
+ * lock, so that a large registry does not keep bottom halves disabled for
+ * long: a hold steps over at most %DYNTEXT_WALK_BATCH entries, as deletes
+ * between batches move the walk's cursor past what they remove.  The walk
+ * is consistent with concurrent add and delete:
  *
  * - @fn sees a region only while it is registered, so its unregister
  *   record (emitted under the same lock) comes after whatever @fn emitted;
@@ -447,8 +662,8 @@ static struct dyntext *dyntext_next_announced(struct dyntext *dt)
  * - a region added after the walk started is not visited: its register
  *   record announces it.
  *
- * Regions of a class whose listed() returns false are not visited, as they
- * are not announced.  Process context only.
+ * Every region is visited, whether /proc/kallsyms lists it or not, as
+ * every region is announced.  Process context only.
  *
  * Return: 0 once every region was visited, the first non-zero value @fn
  * returned, or -EINTR if a fatal signal stopped the walk.
@@ -456,46 +671,7 @@ static struct dyntext *dyntext_next_announced(struct dyntext *dt)
 int dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end, void *arg),
 		 void *arg)
 {
-	struct dyntext *dt, *cur = NULL;
-	unsigned long flags, gen = 0;
-	u64 last = 0, end = 0;
-	int ret = 0, n;
-
-	might_sleep();
-	for (;;) {
-		spin_lock_irqsave(&dyntext_lock, flags);
-		/* Regions added from now on are announced by their own records. */
-		if (!end)
-			end = dyntext_seq;
-		if (cur && gen == dyntext_gen) {
-			/* Nothing was deleted: cur is still in the list. */
-			dt = dyntext_next_announced(cur);
-		} else {
-			/* Find the place again by registration order. */
-			dt = dyntext_next_announced(NULL);
-			while (dt && dt->seq <= last)
-				dt = dyntext_next_announced(dt);
-		}
-		if (dt && !dyntext_in_walk(dt, end))
-			dt = NULL;
-		for (n = 0; dt && n < DYNTEXT_WALK_BATCH; n++) {
-			ret = fn(dt, end, arg);
-			last = dt->seq;
-			cur = dt;
-			if (ret)
-				break;
-			dt = dyntext_next_announced(dt);
-			if (dt && !dyntext_in_walk(dt, end))
-				dt = NULL;
-		}
-		gen = dyntext_gen;
-		spin_unlock_irqrestore(&dyntext_lock, flags);
-		if (ret || !dt)
-			return ret;
-		if (fatal_signal_pending(current))
-			return -EINTR;
-		cond_resched();
-	}
+	return __dyntext_walk(fn, arg, NULL, NULL);
 }
 
 /**
@@ -514,12 +690,12 @@ int dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end, void *arg),
 int dyntext_check(unsigned int *nr)
 {
 	unsigned int n_list = 0, n_tree[2] = { 0, 0 };
-	unsigned long flags, prev_end;
+	unsigned long prev_end;
 	struct dyntext *dt;
 	struct rb_node *rb;
 	int ret = 0, i, t;
 
-	spin_lock_irqsave(&dyntext_lock, flags);
+	spin_lock_bh(&dyntext_lock);
 	list_for_each_entry(dt, &dyntext_list, lnode) {
 		n_list++;
 		if (dt->end <= dt->start ||
@@ -540,10 +716,10 @@ int dyntext_check(unsigned int *nr)
 						  tnode.node[i]);
 				if (dt->start < prev_end ||
 				    !dyntext_registered(dt) ||
-				    dyntext_tree_of(dt) != tree)
+				    dyntext_tree_of(dt) != t)
 					ret = -EUCLEAN;
 				lo = min(lo, dt->start);
-				prev_end = dt->end;
+				prev_end = dyntext_tree_end(t, dt);
 				n_tree[i]++;
 			}
 			/* The bounds are exactly those of what it holds. */
@@ -556,7 +732,7 @@ int dyntext_check(unsigned int *nr)
 		ret = -EUCLEAN;
 	if (nr)
 		*nr = dyntext_nr;
-	spin_unlock_irqrestore(&dyntext_lock, flags);
+	spin_unlock_bh(&dyntext_lock);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(dyntext_check);

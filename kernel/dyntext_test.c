@@ -206,14 +206,6 @@ static void dyntext_test_misuse(struct kunit *test)
 	b->end = b->start + 32;
 	KUNIT_EXPECT_EQ(test, -EINVAL, dyntext_add(b));
 
-	/* The core kernel's text. */
-	b = dt_test_region(ctx, 3, 0, 16);
-	b->start = (unsigned long)_stext + 16;
-	b->end = b->start + 16;
-	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
-	b->start = (unsigned long)_stext - 8;
-	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
-
 	/* Names: NULL, empty, too long; the longest allowed works. */
 	b = dt_test_region(ctx, 3, 4096, 16);
 	b->name = NULL;
@@ -346,16 +338,18 @@ static void dyntext_test_trees(struct kunit *test)
 	many->class = &dt_test_bpf_class;
 	KUNIT_ASSERT_EQ(test, 0, dyntext_add(many));
 	KUNIT_ASSERT_EQ(test, 0, dyntext_add(few));
-	bpf = dyntext_tree_of(many);
-	KUNIT_EXPECT_PTR_EQ(test, &dyntext_trees[DYNTEXT_TREE_BPF], bpf);
-	KUNIT_EXPECT_PTR_EQ(test, &dyntext_trees[DYNTEXT_TREE_OOL], dyntext_tree_of(few));
+	KUNIT_EXPECT_EQ(test, DYNTEXT_TREE_BPF, dyntext_tree_of(many));
+	KUNIT_EXPECT_EQ(test, DYNTEXT_TREE_OOL, dyntext_tree_of(few));
+	bpf = &dyntext_trees[DYNTEXT_TREE_BPF];
 	dt_test_consistent(test, 2);
 
 	rcu_read_lock();
 	KUNIT_EXPECT_PTR_EQ(test, few, dyntext_find(base + 1024 + 255));
 	KUNIT_EXPECT_PTR_EQ(test, many, dyntext_find(base + 1024 + 256));
 	KUNIT_EXPECT_PTR_EQ(test, many, dyntext_find(base + 1024 + 511));
-	KUNIT_EXPECT_NULL(test, dyntext_find(base + 1024 + 512));
+	/* A BPF region owns its end address. */
+	KUNIT_EXPECT_PTR_EQ(test, many, dyntext_find(base + 1024 + 512));
+	KUNIT_EXPECT_NULL(test, dyntext_find(base + 1024 + 513));
 	rcu_read_unlock();
 	KUNIT_EXPECT_TRUE(test, kernel_text_address(base + 1024 + 300));
 
@@ -381,11 +375,12 @@ static void dyntext_test_trees(struct kunit *test)
 	if (bpf->lo >= base && bpf->hi <= base + ctx->size) {
 		/* Only this test's BPF regions: exact values. */
 		KUNIT_EXPECT_EQ(test, base + 1024 + 256, bpf->lo);
-		KUNIT_EXPECT_EQ(test, base + 8192 + 64, bpf->hi);
+		/* A BPF region owns its end address. */
+		KUNIT_EXPECT_EQ(test, base + 8192 + 65, bpf->hi);
 	}
 	rcu_read_lock();
-	KUNIT_EXPECT_PTR_EQ(test, b, dyntext_find(base + 8192 + 63));
-	KUNIT_EXPECT_NULL(test, dyntext_find(base + 8192 + 64));
+	KUNIT_EXPECT_PTR_EQ(test, b, dyntext_find(base + 8192 + 64));
+	KUNIT_EXPECT_NULL(test, dyntext_find(base + 8192 + 65));
 	rcu_read_unlock();
 	dt_test_consistent(test, 3);
 	KUNIT_EXPECT_EQ(test, 0, dyntext_del(b));
@@ -420,12 +415,13 @@ static void dyntext_test_many(struct kunit *test)
 	 * Interleave the order: even slots first, then odd ones, which go
 	 * to the other tree: every lookup below crosses between the two.
 	 */
+	/* len - 1 bytes each: a BPF region owns its end address. */
 	for (i = 0; i < ctx->nr; i += 2) {
-		dt = dt_test_region(ctx, i, i * len, len);
+		dt = dt_test_region(ctx, i, i * len, len - 1);
 		KUNIT_ASSERT_EQ(test, 0, dyntext_add(dt));
 	}
 	for (i = 1; i < ctx->nr; i += 2) {
-		dt = dt_test_region(ctx, i, i * len, len);
+		dt = dt_test_region(ctx, i, i * len, len - 1);
 		dt->class = &dt_test_bpf_class;
 		KUNIT_ASSERT_EQ(test, 0, dyntext_add(dt));
 	}
@@ -435,10 +431,10 @@ static void dyntext_test_many(struct kunit *test)
 
 	for (i = 0; i < ctx->nr; i++) {
 		a = (unsigned long)ctx->buf + i * len;
-		if (!dyntext_address_lookup(a + len - 1, &size, &off,
+		if (!dyntext_address_lookup(a + len - 2, &size, &off,
 					    namebuf) ||
-		    strcmp(namebuf, ctx->r[i].name) || size != len ||
-		    off != len - 1)
+		    strcmp(namebuf, ctx->r[i].name) || size != len - 1 ||
+		    off != len - 2)
 			bad++;
 	}
 	KUNIT_EXPECT_EQ(test, 0U, bad);
@@ -549,7 +545,7 @@ static int dt_test_walk_fn(const struct dyntext *dt, u64 end, void *arg)
 {
 	struct dt_test_walk_state *w = arg;
 
-	lockdep_assert_irqs_disabled();
+	lockdep_assert_held(&dyntext_lock);
 	w->end = end;
 	if (dt->class != &dt_test_class)
 		return 0;
@@ -563,9 +559,10 @@ static int dt_test_walk_fn(const struct dyntext *dt, u64 end, void *arg)
 }
 
 /*
- * dyntext_walk(): every announced region once, in registration order,
- * across many batches; a callback's error stops it; unlisted classes are
- * skipped; regions registered later are outside the walk's @end.
+ * dyntext_walk(): every region once, in registration order, across many
+ * batches; a callback's error stops it; regions /proc/kallsyms does not
+ * list are visited too (they are announced); regions registered later are
+ * outside the walk's @end.
  */
 static void dyntext_test_walk(struct kunit *test)
 {
@@ -604,12 +601,221 @@ static void dyntext_test_walk(struct kunit *test)
 	WRITE_ONCE(dt_test_listed_flag, false);
 	memset(&w, 0, sizeof(w));
 	KUNIT_EXPECT_EQ(test, 0, dyntext_walk(dt_test_walk_fn, &w));
-	KUNIT_EXPECT_EQ(test, 0U, w.seen);
+	KUNIT_EXPECT_EQ(test, nr + 1 - (nr + 2) / 3, w.seen);
 	WRITE_ONCE(dt_test_listed_flag, true);
 	dt_test_consistent(test, nr + 1 - (nr + 2) / 3);
 }
 
+/*
+ * A double add through the producers' own call pattern, dyntext_init()
+ * then dyntext_add(), with the same range and with a new one: refused,
+ * and the registered entry is left as it was, in the list and the trees.
+ */
+static void dyntext_test_double_add(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	unsigned long base = (unsigned long)ctx->buf;
+	struct dyntext *dt = &ctx->r[0].dt;
+
+	dyntext_init(dt, base + 1024, 64, "dyntext_kunit_twice", &dt_test_class);
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(dt));
+	dyntext_init(dt, base + 1024, 64, "dyntext_kunit_twice", &dt_test_class);
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(dt));
+	dyntext_init(dt, base + 8192, 64, "dyntext_kunit_moved", &dt_test_class);
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(dt));
+	KUNIT_EXPECT_TRUE(test, dyntext_registered(dt));
+	KUNIT_EXPECT_EQ(test, base + 1024, dt->start);
+	KUNIT_EXPECT_STREQ(test, "dyntext_kunit_twice", dt->name);
+	KUNIT_EXPECT_TRUE(test, is_dyntext_address(base + 1024));
+	KUNIT_EXPECT_FALSE(test, is_dyntext_address(base + 8192));
+	dt_test_consistent(test, 1);
+	KUNIT_EXPECT_EQ(test, 0, dyntext_del(dt));
+	KUNIT_EXPECT_FALSE(test, is_dyntext_address(base + 1024));
+	dt_test_consistent(test, 0);
+}
+
+/*
+ * A return address equal to the end of a BPF image belongs to it (stable
+ * fix 66d9111f3517): BPF regions own their end address, in every lookup;
+ * other kinds do not.  So a region may not start where a BPF region ends.
+ */
+static void dyntext_test_bpf_end(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	unsigned long base = (unsigned long)ctx->buf;
+	char namebuf[KSYM_NAME_LEN];
+	unsigned long size, off;
+	struct dyntext *bpf, *ool, *b;
+
+	bpf = dt_test_region(ctx, 0, 1024, 256);
+	bpf->class = &dt_test_bpf_class;
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(bpf));
+	ool = dt_test_region(ctx, 1, 4096, 256);
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(ool));
+
+	rcu_read_lock();
+	KUNIT_EXPECT_PTR_EQ(test, bpf, dyntext_find(base + 1024 + 256));
+	KUNIT_EXPECT_NULL(test, dyntext_find(base + 1024 + 257));
+	KUNIT_EXPECT_NULL(test, dyntext_find(base + 4096 + 256));
+	rcu_read_unlock();
+	KUNIT_EXPECT_TRUE(test, is_dyntext_address(base + 1024 + 256));
+	KUNIT_EXPECT_TRUE(test, kernel_text_address(base + 1024 + 256));
+	KUNIT_EXPECT_FALSE(test, is_dyntext_address(base + 4096 + 256));
+	KUNIT_EXPECT_PTR_EQ(test, (const char *)namebuf,
+			    dyntext_address_lookup(base + 1024 + 256, &size,
+						   &off, namebuf));
+	KUNIT_EXPECT_EQ(test, 256UL, size);
+	KUNIT_EXPECT_EQ(test, 256UL, off);
+
+	/* Nothing may start at a BPF region's end; right after it may. */
+	b = dt_test_region(ctx, 2, 1024 + 256, 16);
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
+	b->class = &dt_test_bpf_class;
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
+	b = dt_test_region(ctx, 2, 1024 + 257, 16);
+	KUNIT_EXPECT_EQ(test, 0, dyntext_add(b));
+	/* Nor may a BPF region end where another region starts. */
+	b = dt_test_region(ctx, 3, 4096 - 16, 16);
+	b->class = &dt_test_bpf_class;
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
+	b = dt_test_region(ctx, 3, 4096 - 17, 16);
+	b->class = &dt_test_bpf_class;
+	KUNIT_EXPECT_EQ(test, 0, dyntext_add(b));
+	dt_test_consistent(test, 4);
+}
+
+/*
+ * Text inside the kernel image is accepted: powerpc's optprobe slot page
+ * (optinsn_slot) and s390's kprobe page (kprobes_insn_page) live there.
+ * Core kernel symbols keep naming those addresses.
+ */
+static void dyntext_test_core_text(struct kunit *test)
+{
+	unsigned long start = ALIGN((unsigned long)_stext, PAGE_SIZE) + PAGE_SIZE;
+	struct dt_test_ctx *ctx = test->priv;
+	struct dyntext *dt = &ctx->r[0].dt;
+	char buf[KSYM_SYMBOL_LEN];
+
+	dyntext_init(dt, start, PAGE_SIZE, "dyntext_kunit_core", &dt_test_class);
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(dt));
+	rcu_read_lock();
+	KUNIT_EXPECT_PTR_EQ(test, dt, dyntext_find(start + 8));
+	rcu_read_unlock();
+	KUNIT_EXPECT_TRUE(test, kernel_text_address(start + 8));
+	sprint_symbol(buf, start + 8);
+	KUNIT_EXPECT_NULL(test, strstr(buf, "dyntext_kunit_core"));
+	dt_test_consistent(test, 1);
+	KUNIT_EXPECT_EQ(test, 0, dyntext_del(dt));
+	dt_test_consistent(test, 0);
+}
+
+/*
+ * dyntext_walk() with regions deleted between its batches, as a replay
+ * under churn sees them: each lock hold steps over at most one batch of
+ * entries, however many precede the cursor; every region that stays is
+ * visited once, in order, and none after its delete.  Between batches the
+ * walk calls a hook (unlocked) that deletes the region it visited last and
+ * the one after it.
+ */
+struct dt_test_churn {
+	struct dt_test_ctx	*ctx;
+	unsigned int		nr;
+	unsigned int		seen;
+	unsigned int		bad;
+	int			last;
+	unsigned long		*visited;
+	unsigned long		*deleted;
+};
+
+static int dt_test_churn_fn(const struct dyntext *dt, u64 end, void *arg)
+{
+	struct dt_test_churn *c = arg;
+	unsigned int i;
+
+	if (dt->class != &dt_test_class)
+		return 0;
+	i = container_of(dt, struct dt_test_region, dt) - c->ctx->r;
+	if (test_bit(i, c->deleted) || test_and_set_bit(i, c->visited))
+		c->bad++;
+	c->seen++;
+	c->last = i;
+	return 0;
+}
+
+static void dt_test_churn_between(void *arg)
+{
+	struct dt_test_churn *c = arg;
+	unsigned int i;
+
+	for (i = c->last; c->last >= 0 && i < c->last + 2 && i < c->nr; i++)
+		if (!dyntext_del(&c->ctx->r[i].dt))
+			set_bit(i, c->deleted);
+}
+
+/* Register @nr regions of 8 bytes, walk them under churn, check. */
+static void dt_test_churn_run(struct kunit *test, unsigned int nr,
+			      struct dyntext_walk_stats *stats)
+{
+	struct dt_test_ctx big = {}, *ctx = &big;
+	struct dt_test_churn c = { .ctx = ctx, .nr = nr, .last = -1 };
+	unsigned int i, missed = 0, deleted = 0;
+
+	ctx->buf = vmalloc(nr * 16);
+	ctx->r = vzalloc(sizeof(*ctx->r) * nr);
+	c.visited = kunit_kzalloc(test, BITS_TO_LONGS(nr) * sizeof(long),
+				  GFP_KERNEL);
+	c.deleted = kunit_kzalloc(test, BITS_TO_LONGS(nr) * sizeof(long),
+				  GFP_KERNEL);
+	if (!ctx->buf || !ctx->r || !c.visited || !c.deleted) {
+		KUNIT_FAIL(test, "no memory for %u regions", nr);
+		goto out;
+	}
+	for (i = 0; i < nr; i++) {
+		struct dt_test_region *r = &ctx->r[i];
+
+		snprintf(r->name, sizeof(r->name), "dyntext_kunit_%u", i);
+		dyntext_init(&r->dt, (unsigned long)ctx->buf + i * 16, 8,
+			     r->name, &dt_test_class);
+		if (dyntext_add(&r->dt))
+			break;
+	}
+	KUNIT_EXPECT_EQ(test, nr, i);
+	KUNIT_EXPECT_EQ(test, 0, __dyntext_walk(dt_test_churn_fn, &c,
+						dt_test_churn_between, stats));
+	for (i = 0; i < nr; i++) {
+		missed += !test_bit(i, c.deleted) && !test_bit(i, c.visited);
+		deleted += test_bit(i, c.deleted);
+	}
+	kunit_info(test, "%u regions: %u visited, %u deleted, longest hold %u steps, %llu ns\n",
+		   nr, c.seen, deleted, stats->max_steps, stats->max_ns);
+	KUNIT_EXPECT_EQ(test, 0U, c.bad);
+	KUNIT_EXPECT_EQ(test, 0U, missed);
+	KUNIT_EXPECT_GT(test, deleted, nr / 40);
+	KUNIT_EXPECT_LE(test, stats->max_steps, DYNTEXT_WALK_BATCH);
+	for (i = 0; i < nr; i++)
+		if (dyntext_registered(&ctx->r[i].dt))
+			dyntext_del(&ctx->r[i].dt);
+	synchronize_rcu();
+out:
+	vfree(ctx->r);
+	vfree(ctx->buf);
+}
+
+/* The longest hold does not grow with the registry: 3,000 vs 30,000. */
+static void dyntext_test_walk_churn(struct kunit *test)
+{
+	struct dyntext_walk_stats small = {}, large = {};
+
+	dt_test_churn_run(test, 3000, &small);
+	dt_test_churn_run(test, 30000, &large);
+	dt_test_consistent(test, 0);
+}
+
 static struct kunit_case dyntext_test_cases[] = {
+	KUNIT_CASE(dyntext_test_double_add),
+	KUNIT_CASE(dyntext_test_bpf_end),
+	KUNIT_CASE(dyntext_test_core_text),
+	KUNIT_CASE(dyntext_test_walk_churn),
 	KUNIT_CASE(dyntext_test_boundaries),
 	KUNIT_CASE(dyntext_test_misuse),
 	KUNIT_CASE(dyntext_test_iteration),

@@ -21,15 +21,21 @@ struct dyntext;
  * @owner:	tag shown in brackets in /proc/kallsyms ("bpf", ...)
  * @ksym_type:	PERF_RECORD_KSYMBOL_TYPE_* of the records for these regions
  * @sym_type:	symbol type letter shown in /proc/kallsyms ('t')
- * @not_in_kallsyms: /proc/kallsyms lists the symbols inside these regions
- *		by other means (a module's own symbols), not the regions
- * @listed:	optional; when it returns false, regions of this class are
- *		neither listed in /proc/kallsyms nor announced to perf
+ * @not_in_kallsyms: /proc/kallsyms never lists these regions (a module's
+ *		text, whose own symbols it lists instead; BPF programs loaded
+ *		without CAP_BPF)
+ * @listed:	optional; /proc/kallsyms lists the regions only while it
+ *		returns true (BPF: net.core.bpf_jit_kallsyms and
+ *		net.core.bpf_jit_harden, asked when the file is read)
  * @replay:	optional; writes the replay records of a region to @event
  *		itself (PERF_EVENT_IOC_KSYMBOL_REPLAY), for producers that
  *		add records of their own (BPF: PERF_RECORD_BPF_EVENT).  Called
  *		from dyntext_walk() with its @end, under the registry's lock;
  *		returns 0 or a negative error.
+ *
+ * What /proc/kallsyms lists does not change what perf is told: every
+ * registered region is announced with PERF_RECORD_KSYMBOL at add and at
+ * delete, to the perf events whose owner may see kernel addresses.
  */
 struct dyntext_class {
 	const char	*owner;
@@ -52,8 +58,9 @@ struct dyntext_class {
  * @tnode:	latch tree node (lock-free lookup), registry-private
  * @lnode:	list node (iteration in registration order), registry-private
  *
- * Embed it in the producer's object and initialise it with dyntext_init().
- * The memory must stay valid for an RCU grace period after dyntext_del().
+ * Embed it in zeroed memory of the producer's object and prepare it with
+ * dyntext_init().  After dyntext_del(), the entry (not the text, which the
+ * registry never reads) must stay valid for an RCU grace period.
  */
 struct dyntext {
 	unsigned long			start;
@@ -72,7 +79,7 @@ struct dyntext {
  * @gen:	registry generation when @cur was taken
  *
  * Zero-initialise it; the walk resumes in O(1) from where it stopped as
- * long as nothing was deleted in between.
+ * long as nothing was deleted in between (a delete restarts the count).
  */
 struct dyntext_iter {
 	struct dyntext	*cur;
@@ -150,23 +157,5 @@ static inline bool dyntext_in_walk(const struct dyntext *dt, u64 end)
 {
 	return dt->seq <= end;
 }
-
-/**
- * dyntext_show_value - may @cred see the addresses of dynamic text?
- * @cred: credentials of the reader (an opener of /proc/kallsyms, the owner
- *	  of a perf event)
- *
- * The one visibility rule for dynamic text: /proc/kallsyms shows an
- * address exactly when this is true for the opener, and a perf event
- * receives PERF_RECORD_KSYMBOL records exactly when it was true for the
- * event's opener.  It is kallsyms_show_value(): kptr_restrict,
- * perf_event_paranoid and CAP_SYSLOG.
- *
- * A macro so that this header need not include <linux/kallsyms.h>; users
- * include it.
- *
- * Return: true if @cred may see the addresses.
- */
-#define dyntext_show_value(cred)	kallsyms_show_value(cred)
 
 #endif /* _LINUX_DYNTEXT_H */

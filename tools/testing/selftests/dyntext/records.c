@@ -6,6 +6,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <stddef.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <perf/core.h>
@@ -453,8 +455,26 @@ int sysctl_set(const char *path, int v)
 
 int drop_to_nobody(void)
 {
+	return drop_to_nobody_keep(-1);
+}
+
+int drop_to_nobody_keep(int cap)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2] = {};
+
+	if (cap >= 0 && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
+		return -errno;
 	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
 	    setresuid(NOBODY, NOBODY, NOBODY))
+		return -errno;
+	if (cap < 0)
+		return 0;
+	data[cap / 32].effective = 1U << (cap % 32);
+	data[cap / 32].permitted = 1U << (cap % 32);
+	if (syscall(SYS_capset, &hdr, data))
 		return -errno;
 	return 0;
 }

@@ -113,6 +113,8 @@ int sysctl_get(const char *path);
 int sysctl_set(const char *path, int v);
 /* Drop every privilege: uid, gid and groups 65534. */
 int drop_to_nobody(void);
+/* The same, but keep capability cap (CAP_*) effective; -1 keeps none. */
+int drop_to_nobody_keep(int cap);
 
 /*
  * TAP for the stress drivers (stress, faults, misuse), which print their

@@ -369,9 +369,9 @@ TEST_F(replay, needs_ksymbol)
 }
 
 /*
- * An unprivileged owner: with kptr_restrict=1 it may not see kernel
- * addresses and gets the end marker only; with kptr_restrict=0 and
- * perf_event_paranoid=-1 it gets what root gets.
+ * An unprivileged owner: at perf_event_paranoid=2 it may not see kernel
+ * addresses and gets the end marker only; at perf_event_paranoid=-1 it may
+ * sample the kernel and gets what root gets, even with kptr_restrict=1.
  */
 static long unprivileged_replay(size_t *nr, size_t *ends)
 {
@@ -419,14 +419,15 @@ TEST_F(replay, unprivileged_owner)
 	size_t nr, ends;
 	long ret;
 
-	ASSERT_EQ(0, sysctl_set(KPTR, 1));
-	ASSERT_EQ(0, sysctl_set(PARANOID, -1));
+	ASSERT_EQ(0, sysctl_set(KPTR, 0));
+	ASSERT_EQ(0, sysctl_set(PARANOID, 2));
 	ret = unprivileged_replay(&nr, &ends);
 	EXPECT_EQ(0, ret);
 	EXPECT_EQ(0, nr);
 	EXPECT_EQ(1, ends);
 
-	ASSERT_EQ(0, sysctl_set(KPTR, 0));
+	ASSERT_EQ(0, sysctl_set(KPTR, 1));
+	ASSERT_EQ(0, sysctl_set(PARANOID, -1));
 	ret = unprivileged_replay(&nr, &ends);
 	EXPECT_LE(3 * NR_PROGS, ret);
 	EXPECT_EQ(ret, nr);
