@@ -157,8 +157,9 @@ static unsigned int dyntext_nr;
 /* Registration order: the list is sorted by it. */
 static u64 dyntext_seq;
 /*
- * The cursors of the walks in progress (struct dyntext_walk_cursor), which
- * a delete moves past the entry it removes.
+ * The cursors of the walks in progress (struct dyntext_cursor), which a
+ * delete moves past the entry it removes: a walk resumes in O(1) whatever
+ * was deleted.
  */
 static LIST_HEAD(dyntext_walkers);
 /* Regions dyntext_walk() handles per hold of the lock. */
@@ -383,16 +384,6 @@ static struct dyntext *dyntext_next(struct dyntext *dt)
 	       list_next_entry(dt, lnode);
 }
 
-/*
- * The cursor of a walk in progress: the entry it visits next, NULL at the
- * end of the list.  dyntext_del() moves it past the entry it removes, so
- * that the walk resumes in O(1) whatever was deleted.
- */
-struct dyntext_walk_cursor {
-	struct list_head	node;	/* in dyntext_walkers */
-	struct dyntext		*next;
-};
-
 /**
  * dyntext_del - unregister a region
  * @dt: a registered entry
@@ -408,7 +399,7 @@ struct dyntext_walk_cursor {
  */
 int dyntext_del(struct dyntext *dt)
 {
-	struct dyntext_walk_cursor *c;
+	struct dyntext_cursor *c;
 	int t;
 
 	spin_lock_bh(&dyntext_lock);
@@ -587,41 +578,79 @@ struct dyntext_walk_stats {
 	u64		max_ns;
 };
 
-/*
- * dyntext_walk() with two hooks for the KUnit tests: @between is called
- * between batches, without the lock; @stats, if not NULL, receives the
- * longest hold of the lock.
+/**
+ * dyntext_cursor_start - start a walk over the registry
+ * @c: the walk's cursor, owned by the caller until the walk ends
+ *
+ * The walk covers the regions registered now (@c->end is the registry's
+ * sequence number: see dyntext_in_walk()); regions added later are
+ * announced by their own register records.  Process context.
  */
-static int __dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end,
-				    void *arg),
-			  void *arg, void (*between)(void *arg),
-			  struct dyntext_walk_stats *stats)
+void dyntext_cursor_start(struct dyntext_cursor *c)
 {
-	struct dyntext_walk_cursor c;
+	spin_lock_bh(&dyntext_lock);
+	if (c->active)
+		list_del(&c->node);
+	c->end = dyntext_seq;
+	c->next = list_first_entry_or_null(&dyntext_list, struct dyntext,
+					   lnode);
+	list_add(&c->node, &dyntext_walkers);
+	c->active = true;
+	spin_unlock_bh(&dyntext_lock);
+}
+EXPORT_SYMBOL_GPL(dyntext_cursor_start);
+
+/**
+ * dyntext_cursor_stop - end a walk before it is complete
+ * @c: a cursor, active or not
+ */
+void dyntext_cursor_stop(struct dyntext_cursor *c)
+{
+	spin_lock_bh(&dyntext_lock);
+	if (c->active)
+		list_del(&c->node);
+	c->active = false;
+	spin_unlock_bh(&dyntext_lock);
+}
+EXPORT_SYMBOL_GPL(dyntext_cursor_stop);
+
+/*
+ * dyntext_cursor_walk() with two hooks for the KUnit tests: @between is
+ * called between batches, without the lock; @stats, if not NULL, receives
+ * the longest hold of the lock.
+ */
+static int __dyntext_cursor_walk(struct dyntext_cursor *c,
+				 int (*fn)(const struct dyntext *dt, u64 end,
+					   void *arg),
+				 void *arg, void (*between)(void *arg),
+				 struct dyntext_walk_stats *stats)
+{
 	unsigned int n;
-	u64 end, t0 = 0;
+	u64 t0 = 0;
 	int ret = 0;
 
 	might_sleep();
 	spin_lock_bh(&dyntext_lock);
-	if (stats)
-		t0 = ktime_get_ns();
-	/* Regions added from now on are announced by their own records. */
-	end = dyntext_seq;
-	c.next = list_first_entry_or_null(&dyntext_list, struct dyntext, lnode);
-	list_add(&c.node, &dyntext_walkers);
+	if (WARN_ON_ONCE(!c->active)) {
+		spin_unlock_bh(&dyntext_lock);
+		return -EINVAL;
+	}
 	for (;;) {
+		if (stats)
+			t0 = ktime_get_ns();
 		for (n = 0; !ret && n < DYNTEXT_WALK_BATCH; n++) {
-			if (!c.next || !dyntext_in_walk(c.next, end))
+			if (!c->next || !dyntext_in_walk(c->next, c->end))
 				break;
-			ret = fn(c.next, end, arg);
-			c.next = dyntext_next(c.next);
+			ret = fn(c->next, c->end, arg);
+			/* A region @fn failed on is its first on resume. */
+			if (!ret)
+				c->next = dyntext_next(c->next);
 		}
 		if (stats) {
 			stats->max_steps = max(stats->max_steps, n);
 			stats->max_ns = max(stats->max_ns, ktime_get_ns() - t0);
 		}
-		if (ret || !c.next || !dyntext_in_walk(c.next, end))
+		if (ret || !c->next || !dyntext_in_walk(c->next, c->end))
 			break;
 		spin_unlock_bh(&dyntext_lock);
 		if (fatal_signal_pending(current))
@@ -630,18 +659,20 @@ static int __dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end,
 			between(arg);
 		cond_resched();
 		spin_lock_bh(&dyntext_lock);
-		if (stats)
-			t0 = ktime_get_ns();
 		if (ret)
 			break;
 	}
-	list_del(&c.node);
+	if (!ret) {
+		list_del(&c->node);
+		c->active = false;
+	}
 	spin_unlock_bh(&dyntext_lock);
 	return ret;
 }
 
 /**
- * dyntext_walk - call a function for every registered region
+ * dyntext_cursor_walk - call a function for every region a walk covers
+ * @c:		a cursor that dyntext_cursor_start() started
  * @fn:		called with the registry's lock held (bottom halves
  *		disabled): must not sleep; returns 0 to go on, anything else
  *		to stop.  Its @end tells dyntext_in_walk() which regions the
@@ -651,13 +682,16 @@ static int __dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end,
  * Visits the regions in registration order, a small batch per hold of the
  * lock, so that a large registry does not keep bottom halves disabled for
  * long: a hold steps over at most %DYNTEXT_WALK_BATCH entries, as deletes
- * between batches move the walk's cursor past what they remove.  The walk
- * is consistent with concurrent add and delete:
+ * between batches move the cursor past what they remove.  When @fn returns
+ * an error, the walk stops and the cursor stays on that region: the next
+ * call starts with it.  The walk is consistent with concurrent add and
+ * delete:
  *
  * - @fn sees a region only while it is registered, so its unregister
  *   record (emitted under the same lock) comes after whatever @fn emitted;
  * - a region registered before the walk started and still registered when
- *   it ends is visited exactly once; one deleted during the walk at most
+ *   it ends is visited exactly once (once successfully, if @fn failed on
+ *   it and the walk was resumed); one deleted during the walk at most
  *   once, and then before its unregister record;
  * - a region added after the walk started is not visited: its register
  *   record announces it.
@@ -665,13 +699,39 @@ static int __dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end,
  * Every region is visited, whether /proc/kallsyms lists it or not, as
  * every region is announced.  Process context only.
  *
+ * Return: 0 once the walk is complete (the cursor is then stopped), the
+ * first non-zero value @fn returned, or -EINTR if a fatal signal stopped
+ * the walk; the cursor stays active on error.
+ */
+int dyntext_cursor_walk(struct dyntext_cursor *c,
+			int (*fn)(const struct dyntext *dt, u64 end, void *arg),
+			void *arg)
+{
+	return __dyntext_cursor_walk(c, fn, arg, NULL, NULL);
+}
+EXPORT_SYMBOL_GPL(dyntext_cursor_walk);
+
+/**
+ * dyntext_walk - call a function for every registered region, in one go
+ * @fn:		as for dyntext_cursor_walk()
+ * @arg:	passed to @fn
+ *
+ * dyntext_cursor_start(), dyntext_cursor_walk() and dyntext_cursor_stop()
+ * with a cursor of its own.  Process context only.
+ *
  * Return: 0 once every region was visited, the first non-zero value @fn
  * returned, or -EINTR if a fatal signal stopped the walk.
  */
 int dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end, void *arg),
 		 void *arg)
 {
-	return __dyntext_walk(fn, arg, NULL, NULL);
+	struct dyntext_cursor c = {};
+	int ret;
+
+	dyntext_cursor_start(&c);
+	ret = dyntext_cursor_walk(&c, fn, arg);
+	dyntext_cursor_stop(&c);
+	return ret;
 }
 
 /**

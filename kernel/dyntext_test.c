@@ -759,6 +759,7 @@ static void dt_test_churn_run(struct kunit *test, unsigned int nr,
 	struct dt_test_ctx big = {}, *ctx = &big;
 	struct dt_test_churn c = { .ctx = ctx, .nr = nr, .last = -1 };
 	unsigned int i, missed = 0, deleted = 0;
+	struct dyntext_cursor cur = {};
 
 	ctx->buf = vmalloc(nr * 16);
 	ctx->r = vzalloc(sizeof(*ctx->r) * nr);
@@ -780,8 +781,11 @@ static void dt_test_churn_run(struct kunit *test, unsigned int nr,
 			break;
 	}
 	KUNIT_EXPECT_EQ(test, nr, i);
-	KUNIT_EXPECT_EQ(test, 0, __dyntext_walk(dt_test_churn_fn, &c,
-						dt_test_churn_between, stats));
+	dyntext_cursor_start(&cur);
+	KUNIT_EXPECT_EQ(test, 0, __dyntext_cursor_walk(&cur, dt_test_churn_fn,
+						       &c, dt_test_churn_between,
+						       stats));
+	KUNIT_EXPECT_FALSE(test, cur.active);
 	for (i = 0; i < nr; i++) {
 		missed += !test_bit(i, c.deleted) && !test_bit(i, c.visited);
 		deleted += test_bit(i, c.deleted);
@@ -811,7 +815,81 @@ static void dyntext_test_walk_churn(struct kunit *test)
 	dt_test_consistent(test, 0);
 }
 
+/* Fails with -ENOSPC on every @fail_every-th call; counts successes. */
+struct dt_test_resume {
+	unsigned int	calls;
+	unsigned int	fail_every;
+	unsigned int	ok;
+	unsigned long	*done;
+	struct dt_test_ctx *ctx;
+	unsigned int	twice;
+};
+
+static int dt_test_resume_fn(const struct dyntext *dt, u64 end, void *arg)
+{
+	struct dt_test_resume *r = arg;
+	unsigned int i;
+
+	if (dt->class != &dt_test_class)
+		return 0;
+	if (!(++r->calls % r->fail_every))
+		return -ENOSPC;
+	i = container_of(dt, struct dt_test_region, dt) - r->ctx->r;
+	if (test_and_set_bit(i, r->done))
+		r->twice++;
+	r->ok++;
+	return 0;
+}
+
+/*
+ * A walk that its callback stops (a full ring buffer) resumes on the region
+ * it stopped at: every region is handled once, none twice; a region added
+ * meanwhile is not visited; dyntext_cursor_stop() ends it early.
+ */
+static void dyntext_test_cursor_resume(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	struct dt_test_resume r = { .fail_every = 7, .ctx = ctx };
+	struct dyntext_cursor c = {};
+	const unsigned int nr = 100;
+	unsigned int i, calls = 0;
+	int ret;
+
+	r.done = kunit_kzalloc(test, BITS_TO_LONGS(ctx->nr) * sizeof(long),
+			       GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r.done);
+	for (i = 0; i < nr; i++)
+		KUNIT_ASSERT_EQ(test, 0,
+				dyntext_add(dt_test_region(ctx, i, i * 64, 32)));
+	dyntext_cursor_start(&c);
+	KUNIT_EXPECT_TRUE(test, c.active);
+	KUNIT_ASSERT_EQ(test, 0,
+			dyntext_add(dt_test_region(ctx, nr, nr * 64, 32)));
+	do {
+		ret = dyntext_cursor_walk(&c, dt_test_resume_fn, &r);
+		calls++;
+	} while (ret == -ENOSPC && calls < 1000);
+	KUNIT_EXPECT_EQ(test, 0, ret);
+	KUNIT_EXPECT_FALSE(test, c.active);
+	KUNIT_EXPECT_EQ(test, nr, r.ok);
+	KUNIT_EXPECT_EQ(test, 0U, r.twice);
+	KUNIT_EXPECT_FALSE(test, test_bit(nr, r.done));
+	KUNIT_EXPECT_GT(test, calls, nr / 7);
+
+	/* Stopped early: off the registry's list, deletes do not touch it. */
+	dyntext_cursor_start(&c);
+	r.fail_every = 1;
+	KUNIT_EXPECT_EQ(test, -ENOSPC, dyntext_cursor_walk(&c, dt_test_resume_fn,
+							   &r));
+	dyntext_cursor_stop(&c);
+	KUNIT_EXPECT_FALSE(test, c.active);
+	KUNIT_EXPECT_EQ(test, 0, dyntext_del(&ctx->r[0].dt));
+	KUNIT_EXPECT_PTR_EQ(test, &ctx->r[0].dt, c.next);
+	dt_test_consistent(test, nr);
+}
+
 static struct kunit_case dyntext_test_cases[] = {
+	KUNIT_CASE(dyntext_test_cursor_resume),
 	KUNIT_CASE(dyntext_test_double_add),
 	KUNIT_CASE(dyntext_test_bpf_end),
 	KUNIT_CASE(dyntext_test_core_text),

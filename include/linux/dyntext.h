@@ -87,6 +87,25 @@ struct dyntext_iter {
 	unsigned long	gen;
 };
 
+/**
+ * struct dyntext_cursor - a walk over the registry that can be resumed
+ * @node:	registry-private: in the list of walks in progress
+ * @next:	registry-private: the region to visit next
+ * @end:	the registry's sequence number when the walk started: the walk
+ *		covers the regions registered up to then (dyntext_in_walk())
+ * @active:	from dyntext_cursor_start() until the walk is complete or
+ *		dyntext_cursor_stop()
+ *
+ * Zero-initialise it.  While active it is on the registry's list, and
+ * dyntext_del() moves it past a region it removes: stop it before freeing.
+ */
+struct dyntext_cursor {
+	struct list_head	node;
+	struct dyntext		*next;
+	u64			end;
+	bool			active;
+};
+
 #ifdef CONFIG_DYNTEXT
 void dyntext_init(struct dyntext *dt, unsigned long start, unsigned long size,
 		  const char *name, const struct dyntext_class *class);
@@ -103,6 +122,11 @@ int dyntext_get_kallsym(struct dyntext_iter *it, unsigned int symnum,
 int dyntext_check(unsigned int *nr);
 int dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end, void *arg),
 		 void *arg);
+void dyntext_cursor_start(struct dyntext_cursor *c);
+int dyntext_cursor_walk(struct dyntext_cursor *c,
+			int (*fn)(const struct dyntext *dt, u64 end, void *arg),
+			void *arg);
+void dyntext_cursor_stop(struct dyntext_cursor *c);
 #else
 static inline bool dyntext_registered(const struct dyntext *dt)
 {
@@ -132,6 +156,22 @@ static inline int dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end,
 			       void *arg)
 {
 	return 0;
+}
+
+static inline void dyntext_cursor_start(struct dyntext_cursor *c)
+{
+}
+
+static inline int dyntext_cursor_walk(struct dyntext_cursor *c,
+				      int (*fn)(const struct dyntext *dt,
+						u64 end, void *arg),
+				      void *arg)
+{
+	return 0;
+}
+
+static inline void dyntext_cursor_stop(struct dyntext_cursor *c)
+{
 }
 
 static inline int dyntext_get_kallsym(struct dyntext_iter *it,

@@ -7,7 +7,8 @@
  *   dyntext_bench load COUNT           BPF program load+unload rate
  *   dyntext_bench dump                 load the test workload and print
  *                                      the [bpf] lines of /proc/kallsyms
- *   dyntext_bench replay N             PERF_EVENT_IOC_KSYMBOL_REPLAY with N
+ *   dyntext_bench recstart N PERF      perf record start-up with N programs
+ *   dyntext_bench replay N [PAGES]     PERF_EVENT_IOC_KSYMBOL_REPLAY with N
  *                                      trivial programs loaded: time (best
  *                                      of 5), records and bytes
  *   dyntext_bench lookup KO CALLS N1 N2 ...
@@ -238,11 +239,12 @@ static void count_stream(struct rec_stream *s, long *recs, long *bytes)
 	}
 }
 
-static int bench_replay(long n)
+static int bench_replay(long n, long pages)
 {
 	struct rlimit rl = { 200000, 200000 };
 	double best = 1e9, t;
 	long recs = 0, bytes = 0, ret = 0;
+	unsigned int calls = 0;
 	int *fds, i;
 
 	if (setrlimit(RLIMIT_NOFILE, &rl))
@@ -258,13 +260,12 @@ static int bench_replay(long n)
 	for (i = 0; i < 5; i++) {
 		struct rec_stream s;
 
-		/* 8 MiB per CPU: room for 10,000s of regions. */
-		if (rec_stream_open(&s, 2048)) {
+		if (rec_stream_open(&s, pages)) {
 			perror("bench: perf event");
 			return 1;
 		}
 		t = now();
-		ret = ioctl(rec_stream_fd(&s), PERF_EVENT_IOC_KSYMBOL_REPLAY, 0);
+		ret = rec_replay(&s, 0, &calls, NULL);
 		t = now() - t;
 		if (ret < 0) {
 			perror("bench: replay");
@@ -276,7 +277,8 @@ static int bench_replay(long n)
 		count_stream(&s, &recs, &bytes);
 		rec_stream_close(&s);
 	}
-	printf("replay_ms,%ld,%.2f,ms\n", n, best * 1e3);
+	printf("replay_ms,%ld@%ldp,%.2f,ms\n", n, pages, best * 1e3);
+	printf("replay_calls,%ld@%ldp,%u,calls\n", n, pages, calls);
 	printf("replay_regions,%ld,%ld,regions\n", n, ret);
 	printf("replay_records,%ld,%ld,records\n", n, recs);
 	printf("replay_bytes,%ld,%ld,bytes\n", n, bytes);
@@ -724,14 +726,60 @@ err:
 	return 1;
 }
 
+/*
+ * perf record start-up (workload 7): with N trivial programs loaded, the
+ * wall time of "PERF record -a -e cpu-clock -- true", best of 5.  With the
+ * replay ioctl perf record asks the kernel for the regions; without it
+ * (stock) it synthesizes them from the program ids and /proc/kallsyms.
+ */
+static int bench_recstart(long n, const char *perf)
+{
+	struct rlimit rl = { 200000, 200000 };
+	double best = 1e9, t;
+	char cmd[512];
+	int *fds, i;
+
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		perror("setrlimit");
+	fds = calloc(n + 1, sizeof(*fds));
+	for (i = 0; i < n; i++) {
+		fds[i] = load_trivial();
+		if (fds[i] < 0) {
+			perror("bench: load");
+			return 1;
+		}
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "%s record -q -a -e cpu-clock -o /tmp/recstart.data -- true",
+		 perf);
+	for (i = 0; i < 5; i++) {
+		t = now();
+		if (system(cmd)) {
+			fprintf(stderr, "bench: %s failed\n", cmd);
+			return 1;
+		}
+		t = now() - t;
+		if (t < best)
+			best = t;
+	}
+	printf("record_start_ms,%ld,%.1f,ms\n", n, best * 1e3);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "kallsyms"))
 		return bench_kallsyms(argc - 2, argv + 2);
 	if (argc == 3 && !strcmp(argv[1], "load"))
 		return bench_load(atol(argv[2]));
-	if (argc == 3 && !strcmp(argv[1], "replay"))
-		return bench_replay(atol(argv[2]));
+	/* PAGES per CPU; 2048 (8 MiB) by default: room for 10,000s. */
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "replay"))
+		return bench_replay(atol(argv[2]), argc == 4 ? atol(argv[3]) : 2048);
+	if (argc == 4 && !strcmp(argv[1], "recstart"))
+		return bench_recstart(atol(argv[2]), argv[3]);
 	if (argc == 2 && !strcmp(argv[1], "dump"))
 		return dump();
 	if (argc >= 5 && !strcmp(argv[1], "lookup"))
@@ -741,7 +789,8 @@ int main(int argc, char **argv)
 	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "listen"))) &&
 	    !strcmp(argv[1], "modload"))
 		return bench_modload(argv[2], atol(argv[3]), argc == 5);
-	fprintf(stderr, "usage: %s kallsyms N... | load COUNT | replay N | dump |\n"
+	fprintf(stderr, "usage: %s kallsyms N... | load COUNT | replay N [PAGES] |\n"
+		"       recstart N PERF | dump |\n"
 		"       lookup KO CALLS N... | modload KO COUNT [listen] | spin SECS\n", argv[0]);
 	return 2;
 }

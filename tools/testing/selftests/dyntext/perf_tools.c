@@ -370,9 +370,8 @@ static int count_prog_records(struct perf_run *r, const __u64 *addr,
 		kname[0] = 0;
 		if (p && sscanf(p, KSYM_FMT, &kaddr, &klen, &ktype, &kflags,
 				kname) >= 4) {
-			if (kflags & PERF_RECORD_KSYMBOL_FLAGS_REPLAY_END) {
-				c->replay_end += kflags == end && !kaddr && !klen &&
-						 ktype == PERF_RECORD_KSYMBOL_TYPE_UNKNOWN &&
+			if (ktype == PERF_RECORD_KSYMBOL_TYPE_REPLAY_MARK) {
+				c->replay_end += kflags == end && !klen &&
 						 !kname[0];
 				continue;
 			}

@@ -6,6 +6,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <stddef.h>
@@ -565,4 +566,45 @@ int bpf_prog_funcs(int fd, struct bpf_prog_info *info, __u64 *ksyms,
 	if (bpf_obj_get_info_by_fd(fd, info, &len))
 		return -errno;
 	return info->nr_jited_ksyms;
+}
+
+long ksym_replay(int fd, __u32 types, int (*drain)(void *arg), void *arg,
+		 unsigned int *calls, __u64 *seq)
+{
+	struct perf_ksymbol_replay r = { .size = sizeof(r), .types = types };
+	unsigned int n = 0;
+	long ret;
+
+	do {
+		ret = ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &r);
+		if (ret < 0)
+			ret = -errno;
+		n++;
+		if (drain(arg))
+			return -EIO;
+	} while ((ret >= 0 || ret == -ENOSPC) && r.cursor && n < 1000000);
+	if (calls)
+		*calls = n;
+	if (seq)
+		*seq = r.seq;
+	return ret;
+}
+
+static int rec_stream_drain_cb(void *s)
+{
+	return rec_stream_drain(s);
+}
+
+long rec_replay(struct rec_stream *s, __u32 types, unsigned int *calls,
+		__u64 *seq)
+{
+	return ksym_replay(rec_stream_fd(s), types, rec_stream_drain_cb, s,
+			   calls, seq);
+}
+
+bool rec_is_marker(const struct rec *r, __u16 flags)
+{
+	return r->type == PERF_RECORD_KSYMBOL &&
+	       r->ksym_type == PERF_RECORD_KSYMBOL_TYPE_REPLAY_MARK &&
+	       r->flags == (PERF_RECORD_KSYMBOL_FLAGS_REPLAY | flags);
 }

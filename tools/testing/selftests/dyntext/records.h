@@ -136,6 +136,21 @@ long registry_nr(void);
 /* An fd of one of the stream's events (the only perf events open). */
 int rec_stream_fd(struct rec_stream *s);
 
+/*
+ * PERF_EVENT_IOC_KSYMBOL_REPLAY on fd for the ksymbol types in the mask
+ * types (0: all), resumed after every -ENOSPC once drain(arg) emptied the
+ * ring buffer, until the snapshot is complete.  Returns what the last call
+ * returned (regions replayed by it) or -errno; *calls and *seq, if not
+ * NULL, get the number of calls and the snapshot's sequence number.
+ */
+long ksym_replay(int fd, __u32 types, int (*drain)(void *arg), void *arg,
+		 unsigned int *calls, __u64 *seq);
+/* ksym_replay() into a stream's first CPU, draining into s->recs. */
+long rec_replay(struct rec_stream *s, __u32 types, unsigned int *calls,
+		__u64 *seq);
+/* Is r one of the replay's BEGIN or END markers (flags)? */
+bool rec_is_marker(const struct rec *r, __u16 flags);
+
 /* Format a tag as 16 hex digits into buf (17 bytes). */
 void tag_hex(const __u8 *tag, char *buf);
 

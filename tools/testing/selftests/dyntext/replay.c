@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,8 +23,6 @@
 
 #define NR_PROGS	20
 #define REPLAY		PERF_RECORD_KSYMBOL_FLAGS_REPLAY
-#define REPLAY_END	(PERF_RECORD_KSYMBOL_FLAGS_REPLAY | \
-			 PERF_RECORD_KSYMBOL_FLAGS_REPLAY_END)
 #define UNREG		PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER
 
 /* A line of /proc/kallsyms for dynamic text ([bpf], [__builtin__*]). */
@@ -61,28 +60,24 @@ static int dyn_lines(struct dyn_line **out)
 	return ret ? ret : d.n;
 }
 
-/* Replay into the first CPU's buffer; drain until the end marker is there. */
+/*
+ * Replay into the first CPU's buffer, resuming until complete; *end_idx
+ * gets the index of the END marker.
+ */
 static long replay(struct rec_stream *s, size_t *end_idx)
 {
-	long ret = ioctl(rec_stream_fd(s), PERF_EVENT_IOC_KSYMBOL_REPLAY, 0);
 	size_t i, from = s->nr;
-	int tries;
+	long ret = rec_replay(s, 0, NULL, NULL);
 
 	if (ret < 0)
-		return -errno;
-	for (tries = 0; tries < 100; tries++) {
-		if (rec_stream_drain(s))
-			return -EIO;
-		for (i = from; i < s->nr; i++) {
-			if (s->recs[i].type == PERF_RECORD_KSYMBOL &&
-			    s->recs[i].flags == REPLAY_END) {
-				*end_idx = i;
-				return ret;
-			}
+		return ret;
+	for (i = from; i < s->nr; i++) {
+		if (rec_is_marker(&s->recs[i], PERF_RECORD_KSYMBOL_FLAGS_REPLAY_END)) {
+			*end_idx = i;
+			return ret;
 		}
-		usleep(10000);
 	}
-	return -ETIMEDOUT;
+	return -ENOENT;
 }
 
 /* What a consumer believes present: applied in stream order. */
@@ -109,7 +104,8 @@ static void view_apply(struct view *v, const struct rec *r)
 {
 	long i;
 
-	if (r->type != PERF_RECORD_KSYMBOL || r->flags == REPLAY_END ||
+	if (r->type != PERF_RECORD_KSYMBOL ||
+	    r->ksym_type == PERF_RECORD_KSYMBOL_TYPE_REPLAY_MARK ||
 	    r->ksym_type == PERF_RECORD_KSYMBOL_TYPE_MODULE)
 		return;
 	i = view_find(v, r->addr);
@@ -322,34 +318,167 @@ TEST_F(replay, concurrent_loaders)
 	free(lines);
 }
 
-/* KSYMBOL records with exactly these flags. */
-static size_t rec_find_flags(const struct rec_stream *s, __u16 flags)
+/* Load n trivial programs (as root: listed); returns their fds. */
+static int *load_trivial(int n)
 {
-	size_t i, n = 0;
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct rlimit rl = { n + 256, n + 256 };
+	int *fds = calloc(n, sizeof(*fds)), i;
 
-	for (i = 0; i < s->nr; i++)
-		n += s->recs[i].type == PERF_RECORD_KSYMBOL &&
-		     s->recs[i].flags == flags;
-	return n;
+	if (!fds || setrlimit(RLIMIT_NOFILE, &rl))
+		return NULL;
+	for (i = 0; i < n; i++) {
+		fds[i] = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "trivial",
+				       "GPL", insns, 2, NULL);
+		if (fds[i] < 0)
+			return NULL;
+	}
+	return fds;
 }
 
-/* A ring buffer too small for the snapshot: -ENOSPC, the end marker missing. */
-TEST_F(replay, ring_buffer_too_small)
+/*
+ * A one-page ring buffer and 10,000 programs: the replay resumes where the
+ * buffer filled up, hundreds of times, and completes with every region of
+ * /proc/kallsyms exactly once, between one BEGIN and one END marker, and
+ * with no record counted as lost.
+ */
+TEST_F(replay, one_page_buffer_resumes)
 {
+	const int n = 10000;
+	struct dyn_line *lines = NULL;
+	unsigned int calls = 0;
+	size_t i, replayed = 0, begin = 0, end = 0;
+	int *fds, nlines, j;
+	__u64 seq = 0;
+	long ret;
+
+	fds = load_trivial(n);
+	ASSERT_NE(NULL, fds);
+	ASSERT_EQ(0, rec_stream_open(&self->s, 1));
+	ret = rec_replay(&self->s, 0, &calls, &seq);
+	ASSERT_LE(0, ret) TH_LOG("replay: %s", strerror(-ret));
+	EXPECT_LT(100, calls);
+	EXPECT_EQ(0, self->s.lost);
+	for (i = 0; i < self->s.nr; i++) {
+		const struct rec *r = &self->s.recs[i];
+
+		begin += rec_is_marker(r, PERF_RECORD_KSYMBOL_FLAGS_REPLAY_BEGIN);
+		if (rec_is_marker(r, PERF_RECORD_KSYMBOL_FLAGS_REPLAY_END)) {
+			end++;
+			EXPECT_EQ(seq, r->addr);
+		}
+		replayed += r->type == PERF_RECORD_KSYMBOL && r->flags == REPLAY;
+	}
+	EXPECT_EQ(1, begin);
+	EXPECT_EQ(1, end);
+	nlines = dyn_lines(&lines);
+	ASSERT_LE(n + 3 * NR_PROGS, nlines);
+	EXPECT_EQ(nlines, replayed);
+	for (j = 0; j < nlines; j++) {
+		int found = 0;
+
+		for (i = 0; i < self->s.nr; i++)
+			found += self->s.recs[i].type == PERF_RECORD_KSYMBOL &&
+				 self->s.recs[i].flags == REPLAY &&
+				 self->s.recs[i].addr == lines[j].addr;
+		if (found != 1) {
+			EXPECT_EQ(1, found) TH_LOG("%s", lines[j].name);
+			break;
+		}
+	}
+	TH_LOG("%ld regions in the last of %u calls, %zu replayed", ret,
+	       calls, replayed);
+	for (j = 0; j < n; j++)
+		close(fds[j]);
+	free(fds);
+	free(lines);
+}
+
+/* Only the ksymbol types asked for; an unknown type is refused. */
+TEST_F(replay, type_mask)
+{
+	size_t i, bpf = 0, other = 0, load = 0, end = 0;
 	int fd;
 
-	ASSERT_EQ(0, rec_stream_open(&self->s, 1));
+	ASSERT_EQ(0, rec_stream_open(&self->s, 64));
+	ASSERT_LE(0, rec_replay(&self->s,
+				(1 << PERF_RECORD_KSYMBOL_TYPE_OOL) |
+				(1 << PERF_RECORD_KSYMBOL_TYPE_MODULE),
+				NULL, NULL));
+	for (i = 0; i < self->s.nr; i++) {
+		const struct rec *r = &self->s.recs[i];
+
+		load += r->type == PERF_RECORD_BPF_EVENT;
+		if (r->type != PERF_RECORD_KSYMBOL || !(r->flags & REPLAY))
+			continue;
+		end += rec_is_marker(r, PERF_RECORD_KSYMBOL_FLAGS_REPLAY_END);
+		bpf += r->ksym_type == PERF_RECORD_KSYMBOL_TYPE_BPF;
+		other += r->ksym_type == PERF_RECORD_KSYMBOL_TYPE_OOL ||
+			 r->ksym_type == PERF_RECORD_KSYMBOL_TYPE_MODULE;
+	}
+	EXPECT_EQ(0, bpf);
+	EXPECT_EQ(0, load);
+	EXPECT_EQ(1, end);
+	TH_LOG("%zu OOL and module regions", other);
+
 	fd = rec_stream_fd(&self->s);
-	ASSERT_LE(0, fd);
-	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, 0));
-	EXPECT_EQ(ENOSPC, errno);
-	ASSERT_EQ(0, rec_stream_drain(&self->s));
-	/* What fitted is there, but not the end marker. */
-	EXPECT_LT(0, self->s.nr);
-	EXPECT_EQ(0, rec_find_flags(&self->s, REPLAY_END));
-	/* Drained, it still does not fit: the caller needs a larger buffer. */
-	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, 0));
-	EXPECT_EQ(ENOSPC, errno);
+	{
+		struct perf_ksymbol_replay r = {
+			.size = sizeof(r),
+			.types = 1 << PERF_RECORD_KSYMBOL_TYPE_REPLAY_MARK,
+		};
+
+		EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &r));
+		EXPECT_EQ(EINVAL, errno);
+	}
+}
+
+/* The argument: its size, unknown fields, the cursor. */
+TEST_F(replay, argument)
+{
+	struct {
+		struct perf_ksymbol_replay r;
+		__u64 more;
+	} big = { .r.size = sizeof(big) };
+	struct perf_ksymbol_replay r = { .size = PERF_KSYMBOL_REPLAY_SIZE_VER0 - 4 };
+	int fd;
+
+	ASSERT_EQ(0, rec_stream_open(&self->s, 64));
+	fd = rec_stream_fd(&self->s);
+	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &r));
+	EXPECT_EQ(EINVAL, errno);
+	big.more = 1;
+	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &big));
+	EXPECT_EQ(E2BIG, errno);
+	/* Zero in what the kernel does not know is fine. */
+	big.more = 0;
+	EXPECT_LE(0, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &big));
+	EXPECT_EQ(0, big.r.cursor);
+	EXPECT_NE(0, big.r.seq);
+	/* A cursor that is not the replay's. */
+	r.size = sizeof(r);
+	r.cursor = 12345;
+	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &r));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, NULL));
+	EXPECT_EQ(EFAULT, errno);
+}
+
+/*
+ * A task event gets live records only from its own task, not the
+ * unregisters other tasks cause: refused, as its view would go stale.
+ */
+TEST_F(replay, task_event_refused)
+{
+	struct perf_ksymbol_replay r = { .size = sizeof(r) };
+
+	ASSERT_EQ(0, rec_stream_open_self(&self->s, 64));
+	EXPECT_EQ(-1, ioctl(rec_stream_fd(&self->s),
+			    PERF_EVENT_IOC_KSYMBOL_REPLAY, &r));
+	EXPECT_EQ(EOPNOTSUPP, errno);
 }
 
 /* An event without attr.ksymbol has nothing to replay into. */
@@ -360,43 +489,48 @@ TEST_F(replay, needs_ksymbol)
 		.size = sizeof(attr),
 		.config = PERF_COUNT_SW_DUMMY,
 	};
+	struct perf_ksymbol_replay r = { .size = sizeof(r) };
 	int fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, 0);
 
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, 0));
+	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &r));
 	EXPECT_EQ(EINVAL, errno);
 	close(fd);
 }
 
 /*
- * An unprivileged owner: at perf_event_paranoid=2 it may not see kernel
- * addresses and gets the end marker only; at perf_event_paranoid=-1 it may
- * sample the kernel and gets what root gets, even with kptr_restrict=1.
+ * An unprivileged owner at perf_event_paranoid=-1 may sample the kernel
+ * system-wide: its CPU-wide event gets what root gets, even with
+ * kptr_restrict=1.  (At perf_event_paranoid=2 it may open task events
+ * only, which the replay refuses.)
  */
-static long unprivileged_replay(size_t *nr, size_t *ends)
+TEST_F(replay, unprivileged_owner)
 {
 	int p[2];
 	long res[3] = { -1, 0, 0 };
 	pid_t pid;
 
-	if (pipe(p))
-		return -errno;
+	ASSERT_EQ(0, sysctl_set(KPTR, 1));
+	ASSERT_EQ(0, sysctl_set(PARANOID, -1));
+	ASSERT_EQ(0, pipe(p));
 	pid = fork();
+	ASSERT_LE(0, pid);
 	if (!pid) {
 		struct rec_stream s;
-		size_t end = 0, i;
+		size_t i;
 
 		close(p[0]);
-		if (drop_to_nobody() || rec_stream_open_self(&s, 64)) {
+		if (drop_to_nobody() || rec_stream_open(&s, 64)) {
 			res[0] = -EPERM;
 		} else {
-			res[0] = replay(&s, &end);
+			res[0] = rec_replay(&s, 0, NULL, NULL);
 			for (i = 0; i < s.nr; i++) {
 				if (s.recs[i].type != PERF_RECORD_KSYMBOL)
 					continue;
-				if (s.recs[i].flags == REPLAY_END)
+				if (rec_is_marker(&s.recs[i],
+						  PERF_RECORD_KSYMBOL_FLAGS_REPLAY_END))
 					res[2]++;
-				else
+				else if (s.recs[i].flags == REPLAY)
 					res[1]++;
 			}
 		}
@@ -405,33 +539,12 @@ static long unprivileged_replay(size_t *nr, size_t *ends)
 		_exit(0);
 	}
 	close(p[1]);
-	if (read(p[0], res, sizeof(res)) != sizeof(res))
-		res[0] = -EIO;
+	ASSERT_EQ(sizeof(res), read(p[0], res, sizeof(res)));
 	close(p[0]);
 	waitpid(pid, NULL, 0);
-	*nr = res[1];
-	*ends = res[2];
-	return res[0];
-}
-
-TEST_F(replay, unprivileged_owner)
-{
-	size_t nr, ends;
-	long ret;
-
-	ASSERT_EQ(0, sysctl_set(KPTR, 0));
-	ASSERT_EQ(0, sysctl_set(PARANOID, 2));
-	ret = unprivileged_replay(&nr, &ends);
-	EXPECT_EQ(0, ret);
-	EXPECT_EQ(0, nr);
-	EXPECT_EQ(1, ends);
-
-	ASSERT_EQ(0, sysctl_set(KPTR, 1));
-	ASSERT_EQ(0, sysctl_set(PARANOID, -1));
-	ret = unprivileged_replay(&nr, &ends);
-	EXPECT_LE(3 * NR_PROGS, ret);
-	EXPECT_EQ(ret, nr);
-	EXPECT_EQ(1, ends);
+	EXPECT_LE(3 * NR_PROGS, res[0]);
+	EXPECT_EQ(res[0], res[1]);
+	EXPECT_EQ(1, res[2]);
 }
 
 TEST_HARNESS_MAIN

@@ -818,8 +818,9 @@ static void apply_ksym(const struct krec *k)
 	struct region *o;
 	long i;
 
-	if (k->flags & REPLAY_END) {
-		c.replay_done = true;
+	if (k->ksym_type == PERF_RECORD_KSYMBOL_TYPE_REPLAY_MARK) {
+		if (k->flags & REPLAY_END)
+			c.replay_done = true;
 		return;
 	}
 	if (!k->len || !k->name[0] || k->ksym_type == 0 || k->ksym_type > 3) {
@@ -957,14 +958,20 @@ static int perf_fd(void)
 	return rec_stream_fd(&s);
 }
 
+/* Drain between the calls of a replay: what has arrived until now. */
+static int consumer_replay_drain(void *arg)
+{
+	return consumer_process(now_ns());
+}
+
 static int consumer_replay(void)
 {
 	double t0 = now_s();
 	long ret;
 
-	ret = ioctl(perf_fd(), PERF_EVENT_IOC_KSYMBOL_REPLAY, 0);
+	ret = ksym_replay(perf_fd(), 0, consumer_replay_drain, NULL, NULL, NULL);
 	if (ret < 0)
-		return -errno;
+		return ret;
 	while (!c.replay_done && now_s() - t0 < 20) {
 		usleep(20000);
 		if (consumer_process(now_ns()))
