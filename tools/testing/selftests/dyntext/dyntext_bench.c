@@ -239,24 +239,35 @@ static void count_stream(struct rec_stream *s, long *recs, long *bytes)
 	}
 }
 
-static int bench_replay(long n, long pages)
+/* n trivial programs, loaded; their fds, or NULL. */
+static int *load_many(long n)
 {
 	struct rlimit rl = { 200000, 200000 };
-	double best = 1e9, t;
-	long recs = 0, bytes = 0, ret = 0;
-	unsigned int calls = 0;
 	int *fds, i;
 
 	if (setrlimit(RLIMIT_NOFILE, &rl))
 		perror("setrlimit");
 	fds = calloc(n + 1, sizeof(*fds));
-	for (i = 0; i < n; i++) {
+	for (i = 0; fds && i < n; i++) {
 		fds[i] = load_trivial();
 		if (fds[i] < 0) {
 			perror("bench: load");
-			return 1;
+			return NULL;
 		}
 	}
+	return fds;
+}
+
+static int bench_replay(long n, long pages)
+{
+	double best = 1e9, t;
+	long recs = 0, bytes = 0, ret = 0;
+	unsigned int calls = 0;
+	int *fds, i;
+
+	fds = load_many(n);
+	if (!fds)
+		return 1;
 	for (i = 0; i < 5; i++) {
 		struct rec_stream s;
 
@@ -734,21 +745,13 @@ err:
  */
 static int bench_recstart(long n, const char *perf)
 {
-	struct rlimit rl = { 200000, 200000 };
 	double best = 1e9, t;
 	char cmd[512];
 	int *fds, i;
 
-	if (setrlimit(RLIMIT_NOFILE, &rl))
-		perror("setrlimit");
-	fds = calloc(n + 1, sizeof(*fds));
-	for (i = 0; i < n; i++) {
-		fds[i] = load_trivial();
-		if (fds[i] < 0) {
-			perror("bench: load");
-			return 1;
-		}
-	}
+	fds = load_many(n);
+	if (!fds)
+		return 1;
 	snprintf(cmd, sizeof(cmd),
 		 "%s record -q -a -e cpu-clock -o /tmp/recstart.data -- true",
 		 perf);
