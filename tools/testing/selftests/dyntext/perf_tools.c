@@ -542,4 +542,59 @@ TEST_F(perf, bpf_program_loaded_before_record_no_replay)
 	preloaded_program(_metadata, &self->run, false);
 }
 
+/* Lines of `perf report -D` that show PERF_RECORD_LOST(_SAMPLES). */
+static int count_lost(struct perf_run *r)
+{
+	FILE *f = perf_output(r, "report -D");
+	char line[1024];
+	int n = 0;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		n += !!strstr(line, "PERF_RECORD_LOST");
+	pclose(f);
+	return n;
+}
+
+/*
+ * Side-band records lost while perf record was stopped (one page of ring
+ * buffer per CPU, dozens of programs loaded and unloaded meanwhile): perf
+ * record replays the registry again once it runs, so that perf.data names
+ * the program that is loaded then although its live records were lost.
+ */
+TEST_F(perf, lost_sideband_replayed_again)
+{
+	struct ksym_abi *skel;
+	struct prog_records c;
+	struct bpf_prog_info info;
+	__u64 addr[3];
+	__u32 len[3];
+	int i;
+
+	ASSERT_EQ(0, perf_record_start(&self->run, "--mmap-pages=1"));
+	ASSERT_EQ(0, kill(self->run.pid, SIGSTOP));
+	for (i = 0; i < 40; i++) {
+		skel = ksym_abi__open_and_load();
+		ASSERT_NE(NULL, skel);
+		ksym_abi__destroy(skel);
+	}
+	skel = ksym_abi__open_and_load();
+	ASSERT_NE(NULL, skel);
+	ASSERT_EQ(3, bpf_prog_funcs(bpf_program__fd(skel->progs.ksym_abi_main),
+				    &info, addr, len, 3));
+	ASSERT_EQ(0, kill(self->run.pid, SIGCONT));
+	usleep(1500000);
+	ASSERT_EQ(0, perf_record_stop(&self->run));
+	ksym_abi__destroy(skel);
+
+	EXPECT_LE(1, count_lost(&self->run));
+	ASSERT_EQ(0, count_prog_records(&self->run, addr, len, info.id, true, &c));
+	/* The replay at start and the one after the loss. */
+	EXPECT_LE(2, c.replay_end);
+	for (i = 0; i < 3; i++)
+		EXPECT_LE(1, c.ksym_flagged[i]) TH_LOG("image %d not replayed", i);
+	EXPECT_LE(1, c.load_flagged);
+}
+
 TEST_HARNESS_MAIN
