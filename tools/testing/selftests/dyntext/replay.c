@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -395,6 +396,40 @@ TEST_F(replay, one_page_buffer_resumes)
 		close(fds[j]);
 	free(fds);
 	free(lines);
+}
+
+/*
+ * A replay that stopped on a full buffer (-ENOSPC) leaves half of it to the
+ * live records: a program loaded before the consumer drains is announced,
+ * nothing is lost.  (Filled to the brim, the buffer would lose them.)
+ */
+TEST_F(replay, room_for_live_records)
+{
+	struct perf_ksymbol_replay r = { .size = sizeof(r) };
+	struct ksym_abi *skel;
+	struct bpf_prog_info info;
+	__u64 ksyms[3];
+	cpu_set_t cpus;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+	ASSERT_EQ(0, rec_stream_open(&self->s, 1));
+	/* The first event is CPU 0's: the replay goes to its buffer. */
+	EXPECT_EQ(-1, ioctl(rec_stream_fd(&self->s),
+			    PERF_EVENT_IOC_KSYMBOL_REPLAY, &r));
+	EXPECT_EQ(ENOSPC, errno);
+	EXPECT_NE(0, r.cursor);
+	skel = ksym_abi__open_and_load();
+	ASSERT_NE(NULL, skel);
+	ASSERT_EQ(3, bpf_prog_funcs(bpf_program__fd(skel->progs.ksym_abi_main),
+				    &info, ksyms, NULL, 3));
+	ASSERT_EQ(0, rec_stream_drain(&self->s));
+	EXPECT_EQ(0, self->s.lost);
+	EXPECT_EQ(1, rec_count_bpf(&self->s, info.id, PERF_BPF_EVENT_PROG_LOAD,
+				   NULL));
+	EXPECT_EQ(1, rec_count_ksym(&self->s, ksyms[0], 0));
+	ksym_abi__destroy(skel);
 }
 
 /* Only the ksymbol types asked for; an unknown type is refused. */
