@@ -30,7 +30,7 @@ struct dyntext;
  * @replay:	optional; writes the replay records of a region to @event
  *		itself (PERF_EVENT_IOC_KSYMBOL_REPLAY), for producers that
  *		add records of their own (BPF: PERF_RECORD_BPF_EVENT).  Called
- *		from dyntext_walk() with its @end, under the registry's lock;
+ *		from dyntext_cursor_walk() with its @end, under the registry's lock;
  *		returns 0 or a negative error.
  *
  * What /proc/kallsyms lists does not change what perf is told: every
@@ -187,7 +187,7 @@ static inline int dyntext_get_kallsym(struct dyntext_iter *it,
 /**
  * dyntext_in_walk - does a walk cover a region?
  * @dt:		a registered region, looked at under the registry's lock
- * @end:	the @end a dyntext_walk() callback was given
+ * @end:	the @end a walk's callback was given
  *
  * Return: true if @dt was registered before the walk started, so that the
  * walk visits it; false if it was registered later and its own register
