@@ -162,7 +162,7 @@ static u64 dyntext_seq;
  * was deleted.
  */
 static LIST_HEAD(dyntext_walkers);
-/* Regions dyntext_walk() handles per hold of the lock. */
+/* Regions a walk handles per hold of the lock. */
 #define DYNTEXT_WALK_BATCH	32
 
 /* The tree for regions of ksymbol type @ksym_type, -1 if none. */
@@ -710,29 +710,6 @@ int dyntext_cursor_walk(struct dyntext_cursor *c,
 	return __dyntext_cursor_walk(c, fn, arg, NULL, NULL);
 }
 EXPORT_SYMBOL_GPL(dyntext_cursor_walk);
-
-/**
- * dyntext_walk - call a function for every registered region, in one go
- * @fn:		as for dyntext_cursor_walk()
- * @arg:	passed to @fn
- *
- * dyntext_cursor_start(), dyntext_cursor_walk() and dyntext_cursor_stop()
- * with a cursor of its own.  Process context only.
- *
- * Return: 0 once every region was visited, the first non-zero value @fn
- * returned, or -EINTR if a fatal signal stopped the walk.
- */
-int dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end, void *arg),
-		 void *arg)
-{
-	struct dyntext_cursor c = {};
-	int ret;
-
-	dyntext_cursor_start(&c);
-	ret = dyntext_cursor_walk(&c, fn, arg);
-	dyntext_cursor_stop(&c);
-	return ret;
-}
 
 /**
  * dyntext_check - verify the registry's internal consistency

@@ -531,6 +531,20 @@ static void dyntext_test_concurrent(struct kunit *test)
 	dt_test_consistent(test, 0);
 }
 
+/* A whole walk with a cursor of its own, as the replay does it. */
+static int dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end,
+				  void *arg),
+			void *arg)
+{
+	struct dyntext_cursor c = {};
+	int ret;
+
+	dyntext_cursor_start(&c);
+	ret = dyntext_cursor_walk(&c, fn, arg);
+	dyntext_cursor_stop(&c);
+	return ret;
+}
+
 /* dyntext_walk() callback: record the test's regions, stop at @stop_at. */
 struct dt_test_walk_state {
 	struct dt_test_ctx	*ctx;

@@ -120,8 +120,6 @@ int dyntext_get_kallsym(struct dyntext_iter *it, unsigned int symnum,
 			unsigned long *value, char *type, char *name,
 			char *owner, size_t owner_len);
 int dyntext_check(unsigned int *nr);
-int dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end, void *arg),
-		 void *arg);
 void dyntext_cursor_start(struct dyntext_cursor *c);
 int dyntext_cursor_walk(struct dyntext_cursor *c,
 			int (*fn)(const struct dyntext *dt, u64 end, void *arg),
@@ -149,13 +147,6 @@ static inline const char *dyntext_address_lookup(unsigned long addr,
 						 char *namebuf)
 {
 	return NULL;
-}
-
-static inline int dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end,
-					 void *arg),
-			       void *arg)
-{
-	return 0;
 }
 
 static inline void dyntext_cursor_start(struct dyntext_cursor *c)
