@@ -237,88 +237,6 @@ TEST_F(replay, matches_kallsyms)
 	free(lines);
 }
 
-/*
- * Loaders and unloaders run while the consumer enables its event, replays
- * and keeps reading.  Applying the records in stream order gives exactly
- * the dynamic text of /proc/kallsyms once the loaders stop; no live record
- * announces a region that is present, and no replay record contradicts.
- */
-TEST_F(replay, concurrent_loaders)
-{
-	struct dyn_line *lines = NULL;
-	struct view v = {};
-	int go[2], done[2], c, nlines, j;
-	pid_t pid[3];
-	size_t i, end = 0;
-	long ret;
-
-	ASSERT_EQ(0, pipe(go));
-	ASSERT_EQ(0, pipe(done));
-	for (c = 0; c < 3; c++) {
-		pid[c] = fork();
-		ASSERT_GE(pid[c], 0);
-		if (!pid[c]) {
-			struct ksym_abi *ring[4] = {};
-			char b;
-			int n;
-
-			close(go[1]);
-			if (read(go[0], &b, 1) != 1)
-				_exit(1);
-			/* Load and unload, keeping up to four loaded. */
-			for (n = 0; n < 60; n++) {
-				ksym_abi__destroy(ring[n % 4]);
-				ring[n % 4] = ksym_abi__open_and_load();
-				if (!ring[n % 4])
-					_exit(2);
-			}
-			if (write(done[1], "d", 1) != 1)
-				_exit(3);
-			pause();	/* keep the last four loaded */
-			_exit(0);
-		}
-	}
-	close(go[0]);
-	ASSERT_EQ(0, rec_stream_open(&self->s, 256));
-	ASSERT_EQ(3, write(go[1], "ggg", 3));
-	usleep(50000);
-	ret = replay(&self->s, &end);
-	ASSERT_GE(ret, 0) TH_LOG("replay: %s", strerror(-ret));
-	for (c = 0; c < 3; c++) {
-		char b;
-
-		ASSERT_EQ(1, read(done[0], &b, 1));
-	}
-	usleep(100000);
-	ASSERT_EQ(0, rec_stream_drain(&self->s));
-	ASSERT_EQ(0, self->s.lost);
-	for (i = 0; i < self->s.nr; i++)
-		view_apply(&v, &self->s.recs[i]);
-
-	nlines = dyn_lines(&lines);
-	ASSERT_GE(nlines, 3 * (NR_PROGS + 12));
-	EXPECT_EQ(0, v.live_dup);
-	EXPECT_EQ(0, v.mismatch);
-	EXPECT_EQ(nlines, v.nr);
-	for (j = 0; j < nlines; j++) {
-		long k = view_find(&v, lines[j].addr);
-
-		EXPECT_LE(0, k) TH_LOG("missing: %s", lines[j].name);
-		if (k >= 0)
-			EXPECT_STREQ(lines[j].name, v.r[k].name);
-	}
-	TH_LOG("%zu records, %ld replayed, %zu confirmed, %zu present",
-	       self->s.nr, ret, v.confirmed, v.nr);
-	TH_LOG("%zu unregister records of regions not seen before",
-	       v.unknown_unreg);
-	for (c = 0; c < 3; c++) {
-		kill(pid[c], SIGKILL);
-		waitpid(pid[c], NULL, 0);
-	}
-	free(v.r);
-	free(lines);
-}
-
 /* Load n trivial programs (as root: listed); returns their fds. */
 static int *load_trivial(int n)
 {
@@ -338,6 +256,162 @@ static int *load_trivial(int n)
 			return NULL;
 	}
 	return fds;
+}
+
+/* The replay's drain: waits for a live record after the first resume. */
+struct live_drain {
+	struct rec_stream *s;
+	size_t from;		/* the first record of this replay */
+	unsigned int calls;
+	size_t live;		/* live records after BEGIN */
+};
+
+static size_t live_since(const struct rec_stream *s, size_t from)
+{
+	size_t i, n = 0;
+	bool begun = false;
+
+	for (i = from; i < s->nr; i++) {
+		if (rec_is_marker(&s->recs[i], PERF_RECORD_KSYMBOL_FLAGS_REPLAY_BEGIN))
+			begun = true;
+		else if (begun)
+			n += s->recs[i].type == PERF_RECORD_BPF_EVENT ?
+		     !(s->recs[i].bpf_flags & PERF_BPF_EVENT_FLAGS_REPLAY) :
+		     !(s->recs[i].flags & REPLAY);
+	}
+	return n;
+}
+
+static int live_drain(void *arg)
+{
+	struct live_drain *d = arg;
+	int tries;
+
+	d->calls++;
+	for (tries = 0; tries < 1000; tries++) {
+		if (rec_stream_drain(d->s))
+			return -1;
+		d->live = live_since(d->s, d->from);
+		if (d->live || d->calls > 1)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/*
+ * Loaders and unloaders run while the consumer enables its event and
+ * replays 3,000 programs into a 64-page buffer: the replay stops when the
+ * buffer is half full and resumes after the drain, and between its calls
+ * live records arrive (the first drain waits for one).  Applying the
+ * records in stream order gives exactly the dynamic text of /proc/kallsyms
+ * once the loaders stop: no record lost, no live record announces a region
+ * that is present, no replay record contradicts.  (The buffer holds all the
+ * live records the loaders cause, so nothing is lost however late the
+ * consumer runs.)
+ */
+TEST_F(replay, concurrent_loaders)
+{
+	const int n = 3000;
+	struct dyn_line *lines = NULL;
+	struct live_drain d = { .s = &self->s };
+	struct view v = {};
+	int go[2], done[2], c, nlines, j, *fds;
+	pid_t pid[3];
+	bool begun;
+	size_t i;
+	long ret;
+
+	fds = load_trivial(n);
+	ASSERT_NE(NULL, fds);
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	for (c = 0; c < 3; c++) {
+		pid[c] = fork();
+		ASSERT_GE(pid[c], 0);
+		if (!pid[c]) {
+			struct ksym_abi *ring[4] = {};
+			char b;
+			int k;
+
+			close(go[1]);
+			if (read(go[0], &b, 1) != 1)
+				_exit(1);
+			/* Load and unload, keeping up to four loaded. */
+			for (k = 0; k < 60; k++) {
+				ksym_abi__destroy(ring[k % 4]);
+				ring[k % 4] = ksym_abi__open_and_load();
+				if (!ring[k % 4])
+					_exit(2);
+			}
+			if (write(done[1], "d", 1) != 1)
+				_exit(3);
+			pause();	/* keep the last four loaded */
+			_exit(0);
+		}
+	}
+	close(go[0]);
+	ASSERT_EQ(0, rec_stream_open(&self->s, 64));
+	ASSERT_EQ(3, write(go[1], "ggg", 3));
+	d.from = self->s.nr;
+	ret = ksym_replay(rec_stream_fd(&self->s), 0, live_drain, &d, NULL,
+			  NULL);
+	ASSERT_GE(ret, 0) TH_LOG("replay: %s", strerror(-ret));
+	EXPECT_LE(2, d.calls);
+	/* Live records between BEGIN and END. */
+	for (i = d.from, d.live = 0, begun = false; i < self->s.nr; i++) {
+		const struct rec *r = &self->s.recs[i];
+
+		if (rec_is_marker(r, PERF_RECORD_KSYMBOL_FLAGS_REPLAY_END))
+			break;
+		if (rec_is_marker(r, PERF_RECORD_KSYMBOL_FLAGS_REPLAY_BEGIN))
+			begun = true;
+		else if (begun)
+			d.live += r->type == PERF_RECORD_KSYMBOL &&
+				  !(r->flags & REPLAY);
+	}
+	EXPECT_LT(0, d.live);
+	for (c = 0; c < 3; c++) {
+		char b;
+
+		ASSERT_EQ(1, read(done[0], &b, 1));
+	}
+	usleep(100000);
+	ASSERT_EQ(0, rec_stream_drain(&self->s));
+	ASSERT_EQ(0, self->s.lost);
+	for (i = 0; i < self->s.nr; i++)
+		view_apply(&v, &self->s.recs[i]);
+
+	nlines = dyn_lines(&lines);
+	ASSERT_GE(nlines, n + 3 * (NR_PROGS + 12));
+	EXPECT_EQ(0, v.live_dup);
+	EXPECT_EQ(0, v.mismatch);
+	EXPECT_EQ(nlines, v.nr);
+	for (j = 0; j < nlines; j++) {
+		long k = view_find(&v, lines[j].addr);
+
+		if (k < 0 || strcmp(lines[j].name, v.r[k].name)) {
+			EXPECT_LE(0, k) TH_LOG("missing: %s", lines[j].name);
+			if (k >= 0)
+				EXPECT_STREQ(lines[j].name, v.r[k].name);
+			break;
+		}
+	}
+	TH_LOG("%zu records, %u calls, %zu live records during the replay",
+	       self->s.nr, d.calls, d.live);
+	TH_LOG("%ld replayed by the last call, %zu confirmed, %zu present",
+	       ret, v.confirmed, v.nr);
+	TH_LOG("%zu unregister records of regions not seen before",
+	       v.unknown_unreg);
+	for (c = 0; c < 3; c++) {
+		kill(pid[c], SIGKILL);
+		waitpid(pid[c], NULL, 0);
+	}
+	for (j = 0; j < n; j++)
+		close(fds[j]);
+	free(fds);
+	free(v.r);
+	free(lines);
 }
 
 /*
