@@ -32,7 +32,7 @@ BZIMAGE := $(KTREE)/arch/x86/boot/bzImage
 STOCK_BZIMAGE := $(STOCK)/arch/x86/boot/bzImage
 PERF   := $(B)/perf/perf
 ST_OUT := $(B)/selftests/dyntext
-ST_BINS := $(addprefix $(ST_OUT)/,ksym_abi bpf_images visibility ool module_kallsyms module_records perf_tools replay)
+ST_BINS := $(addprefix $(ST_OUT)/,ksym_abi bpf_images visibility ool module_kallsyms module_records perf_tools perf_compat replay)
 
 export CCACHE_BASEDIR := $(B)
 export CCACHE_NOHASHDIR := 1
@@ -91,10 +91,19 @@ check: kernel perf selftests baseline
 		-- sh -c '$(TOP)/scripts/guest-check /run/job/results $(ST_BINS); \
 			rc=$$?; $(DUMP) > /run/job/kallsyms-bpf.patched; exit $$rc' \
 		|| echo "make check: the guest run ended with status $$?"
+	@$(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
+		OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
+		STOCK_KDIR=$(STOCK) stock-modules
+	@cp $(ST_OUT)/perf_compat $(ST_OUT)/stock/
+	@echo stock_perf_compat >> $(B)/check/expected
 	@$(TOP)/scripts/vm-run --kernel $(STOCK_BZIMAGE) --job $(B)/check-stock \
-		--quiet --timeout $(TIMEOUT) -- sh -c '$(DUMP) > /run/job/out.dump' \
+		--quiet --timeout $(TIMEOUT) -- sh -c '$(DUMP) > /run/job/out.dump; \
+			r=/run/job/results/stock_perf_compat; mkdir -p /run/job/results; \
+			cd $(ST_OUT)/stock && PERF=$(PERF) timeout 300 ./perf_compat \
+			> $$r.tap 2>&1; echo $$? > $$r.rc' \
 		&& cp $(B)/check-stock/out.dump $(B)/check/kallsyms-bpf.stock \
 		|| echo "make check: the stock guest run ended with status $$?"
+	@cp $(B)/check-stock/results/* $(B)/check/results/ 2>/dev/null || true
 	@for t in $(DEBUG_SUITES); do echo $$t; done >> $(B)/check/expected
 	@$(MAKE) -s stress-check STRESS_RESULTS=$(B)/check/results \
 		|| echo "make check: the debug guest run ended with status $$?"

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -26,151 +25,10 @@
 
 #include "../kselftest_harness.h"
 #include "records.h"
+#include "perf_run.h"
 #include "ksym_abi.skel.h"
 
 #define MOD "dyntext_test"
-
-struct perf_run {
-	char perf[PATH_MAX];
-	char dir[64];
-	char data[128];
-	pid_t pid;
-};
-
-static int find_perf(char *buf, size_t len)
-{
-	const char *env = getenv("PERF");
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (env) {
-		snprintf(buf, len, "%s", env);
-		return access(buf, X_OK) ? -errno : 0;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n < 0)
-		return -errno;
-	exe[n] = 0;
-	/* build/selftests/dyntext/THIS -> build/perf/perf */
-	snprintf(buf, len, "%s/../../perf/perf", dirname(exe));
-	return access(buf, X_OK) ? -errno : 0;
-}
-
-/*
- * Start `perf record -a` (and the option opt, if not NULL) with its events
- * disabled and enable them through its control FIFO; return once perf
- * acknowledged, i.e. once it records.
- */
-static int perf_record_start(struct perf_run *r, const char *opt)
-{
-	char ctl[128], ack[128], ctlarg[300], buf[16] = {};
-	int cfd, afd;
-
-	snprintf(r->dir, sizeof(r->dir), "/tmp/dyntext-perf.XXXXXX");
-	if (!mkdtemp(r->dir))
-		return -errno;
-	snprintf(r->data, sizeof(r->data), "%s/perf.data", r->dir);
-	snprintf(ctl, sizeof(ctl), "%s/ctl", r->dir);
-	snprintf(ack, sizeof(ack), "%s/ack", r->dir);
-	if (mkfifo(ctl, 0600) || mkfifo(ack, 0600))
-		return -errno;
-	snprintf(ctlarg, sizeof(ctlarg), "fifo:%s,%s", ctl, ack);
-	r->pid = fork();
-	if (r->pid < 0)
-		return -errno;
-	if (!r->pid) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(null, 1);
-		dup2(null, 2);
-		execl(r->perf, "perf", "record", "-q", "-a", "-e", "cpu-clock",
-		      "-F", "999", "-D", "-1", "--control", ctlarg,
-		      "-o", r->data, opt, NULL);
-		_exit(127);
-	}
-	cfd = open(ctl, O_WRONLY);
-	afd = open(ack, O_RDONLY);
-	if (cfd < 0 || afd < 0)
-		return -EIO;
-	if (write(cfd, "enable\n", 7) != 7 || read(afd, buf, sizeof(buf) - 1) <= 0)
-		return -EIO;
-	close(cfd);
-	close(afd);
-	return strncmp(buf, "ack", 3) ? -EPROTO : 0;
-}
-
-static int perf_record_stop(struct perf_run *r)
-{
-	int status;
-
-	if (r->pid <= 0)
-		return -ESRCH;
-	kill(r->pid, SIGINT);
-	if (waitpid(r->pid, &status, 0) != r->pid)
-		return -errno;
-	r->pid = 0;
-	/* perf record re-raises SIGINT once it has written its file. */
-	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT)
-		return 0;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static void perf_run_cleanup(struct perf_run *r)
-{
-	char cmd[256];
-
-	if (r->pid > 0) {
-		kill(r->pid, SIGKILL);
-		waitpid(r->pid, NULL, 0);
-	}
-	if (r->dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", r->dir);
-		if (system(cmd))
-			return;
-	}
-}
-
-/* Run perf with args on the recorded data; its stdout goes to a FILE. */
-static FILE *perf_output(struct perf_run *r, const char *args)
-{
-	char cmd[PATH_MAX + 512];
-
-	snprintf(cmd, sizeof(cmd), "%s %s -i %s 2>/dev/null", r->perf, args,
-		 r->data);
-	return popen(cmd, "r");
-}
-
-struct samples {
-	unsigned long long named;	/* in [lo, hi) and named as expected */
-	unsigned long long other;	/* in [lo, hi) but named otherwise */
-};
-
-/*
- * Count the samples `perf script -F ip,sym,dso` shows in [lo, hi): those
- * with symbol sym in dso (any dso if NULL), and the others.
- */
-static int count_samples(struct perf_run *r, unsigned long long lo,
-			 unsigned long long hi, const char *sym,
-			 const char *dso, struct samples *c)
-{
-	char line[1024], s[512], d[512];
-	unsigned long long ip;
-	FILE *f = perf_output(r, "script -F ip,sym,dso");
-
-	if (!f)
-		return -errno;
-	memset(c, 0, sizeof(*c));
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, " %llx %511s (%511[^)])", &ip, s, d) != 3 ||
-		    ip < lo || ip >= hi)
-			continue;
-		if (!strcmp(s, sym) && (!dso || !strcmp(d, dso)))
-			c->named++;
-		else
-			c->other++;
-	}
-	return pclose(f) ? -EIO : 0;
-}
 
 /* Text symbols /proc/kallsyms lists for MOD in [lo, hi). */
 struct mod_range {
@@ -284,12 +142,10 @@ TEST_F(perf, bpf_program_and_subprograms)
 	static const char *const fn[] = {
 		"ksym_abi_main", "ksym_abi_sub_one", "ksym_abi_sub_two",
 	};
-	unsigned char pkt[64] = { [12] = 0x08 };
 	__u64 ksyms[3] = {};
 	__u32 lens[3] = {};
 	struct bpf_prog_info info;
 	struct ksym_abi *skel;
-	struct timespec t0, t;
 	unsigned long long total = 0;
 	int fd, i;
 
@@ -298,14 +154,7 @@ TEST_F(perf, bpf_program_and_subprograms)
 	ASSERT_NE(NULL, skel);
 	fd = bpf_program__fd(skel->progs.ksym_abi_main);
 	ASSERT_EQ(3, bpf_prog_funcs(fd, &info, ksyms, lens, 3));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt,
-			    .data_size_in = sizeof(pkt), .repeat = 10000);
-
-		ASSERT_EQ(0, bpf_prog_test_run_opts(fd, &opts));
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec - t0.tv_sec < 2);
+	ASSERT_EQ(0, bpf_prog_run_for(fd, 2));
 	ASSERT_EQ(0, perf_record_stop(&self->run));
 
 	for (i = 0; i < 3; i++) {
@@ -459,14 +308,12 @@ static void preloaded_program(struct __test_metadata *_metadata,
 	static const char *const fn[] = {
 		"ksym_abi_main", "ksym_abi_sub_one", "ksym_abi_sub_two",
 	};
-	unsigned char pkt[64] = { [12] = 0x08 };
 	char name[3][KSYM_NAME_LEN], hname[3][KSYM_NAME_LEN];
 	__u64 ksyms[3] = {};
 	__u32 lens[3] = {};
 	struct bpf_prog_info info;
 	struct prog_records c;
 	struct ksym_abi *skel;
-	struct timespec t0, t;
 	unsigned long long total = 0;
 	int fd, i;
 
@@ -483,14 +330,7 @@ static void preloaded_program(struct __test_metadata *_metadata,
 	}
 
 	ASSERT_EQ(0, perf_record_start(run, replay ? NULL : "--no-ksymbol-replay"));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt,
-			    .data_size_in = sizeof(pkt), .repeat = 10000);
-
-		ASSERT_EQ(0, bpf_prog_test_run_opts(fd, &opts));
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec - t0.tv_sec < 2);
+	ASSERT_EQ(0, bpf_prog_run_for(fd, 2));
 	ASSERT_EQ(0, perf_record_stop(run));
 
 	memset(hname, 0, sizeof(hname));

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <bpf/bpf.h>
@@ -607,4 +608,21 @@ bool rec_is_marker(const struct rec *r, __u16 flags)
 	return r->type == PERF_RECORD_KSYMBOL &&
 	       r->ksym_type == PERF_RECORD_KSYMBOL_TYPE_REPLAY_MARK &&
 	       r->flags == (PERF_RECORD_KSYMBOL_FLAGS_REPLAY | flags);
+}
+
+int bpf_prog_run_for(int fd, int seconds)
+{
+	unsigned char pkt[64] = { [12] = 0x08 };
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt,
+			    .data_size_in = sizeof(pkt), .repeat = 10000);
+
+		if (bpf_prog_test_run_opts(fd, &opts))
+			return -errno;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < seconds);
+	return 0;
 }

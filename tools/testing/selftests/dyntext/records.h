@@ -180,4 +180,10 @@ int bpf_trampoline_name(const char *func, char *buf, size_t len);
 int bpf_prog_funcs(int fd, struct bpf_prog_info *info, __u64 *ksyms,
 		   __u32 *lens, __u32 nr);
 
+/*
+ * Run the socket filter program fd on a small packet, 10,000 times per
+ * call, for that many seconds (samples land in it).  0 or -errno.
+ */
+int bpf_prog_run_for(int fd, int seconds);
+
 #endif

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Old and new perf on old and new kernels: `perf record -a` and `perf
+ * report` with the perf of the patched tree and with the distribution's
+ * perf (/usr/bin/perf, Debian's linux-perf 6.1), on the kernel this runs
+ * on (make check runs it on the patched kernel and on stock 6.1).
+ *
+ * While perf records, (1) a module loaded before the session runs its own
+ * code, (2) a second module is loaded, runs and is unloaded, and loaded
+ * and unloaded again at once, (3) a BPF program runs.  Every perf on every
+ * kernel must record and report without an error and name (1) and (3);
+ * the perf of the patched tree on the patched kernel also names (2) by
+ * function in its [module].
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../kselftest_harness.h"
+#include "records.h"
+#include "perf_run.h"
+#include "ksym_abi.skel.h"
+
+#define EARLY	"dyntext_peer"	/* loaded before perf record starts */
+#define LATE	"dyntext_test"	/* loaded and unloaded while it records */
+#define BUSY	"dyntext_test_busy"
+
+FIXTURE(compat) {
+	struct perf_run run;
+	bool patched_kernel;
+};
+
+FIXTURE_VARIANT(compat) {
+	bool distro;		/* /usr/bin/perf, not the patched tree's */
+};
+
+FIXTURE_VARIANT_ADD(compat, patched_perf) {
+	.distro = false,
+};
+
+FIXTURE_VARIANT_ADD(compat, distro_perf) {
+	.distro = true,
+};
+
+FIXTURE_SETUP(compat)
+{
+	memset(&self->run, 0, sizeof(self->run));
+	if (geteuid())
+		SKIP(return, "needs root");
+	if (variant->distro)
+		snprintf(self->run.perf, sizeof(self->run.perf), "/usr/bin/perf");
+	else
+		ASSERT_EQ(0, find_perf(self->run.perf, sizeof(self->run.perf)));
+	ASSERT_EQ(0, access(self->run.perf, X_OK))
+		TH_LOG("%s: %s (apt-get install linux-perf)", self->run.perf,
+		       strerror(errno));
+	/* The registry's own function: the kernel has the series. */
+	self->patched_kernel = kallsyms_sym_count("dyntext_add", "", 0, NULL,
+						  NULL) > 0;
+	test_module_unload(EARLY);
+	test_module_unload(LATE);
+	ASSERT_EQ(0, test_module_load(EARLY, ""));
+}
+
+FIXTURE_TEARDOWN(compat)
+{
+	perf_run_cleanup(&self->run);
+	test_module_unload(LATE);
+	test_module_unload(EARLY);
+}
+
+/* perf args on the recorded data: its exit status, error lines in *errors. */
+static int perf_status(struct perf_run *r, const char *args, int *errors)
+{
+	char cmd[PATH_MAX + 512], line[1024];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s %s -i %s 2>&1 >/dev/null", r->perf,
+		 args, r->data);
+	f = popen(cmd, "r");
+	if (!f)
+		return -errno;
+	*errors = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "failed to process") || strstr(line, "Error") ||
+		    strstr(line, "rror:")) {
+			(*errors)++;
+			fprintf(stderr, "# %s", line);
+		}
+	}
+	return pclose(f);
+}
+
+/* Keep the CPU in module mod's busy function for ms milliseconds. */
+static int module_spin(const char *mod, const char *ms)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/%s/parameters/spin_ms", mod);
+	return write_str(path, ms, 0);
+}
+
+struct next_sym {
+	const char *mod;
+	unsigned long long after, next;
+};
+
+static int next_sym_fn(const struct ksym_line *l, void *arg)
+{
+	struct next_sym *n = arg;
+
+	if (!strcmp(l->mod, n->mod) && l->addr > n->after && l->addr < n->next)
+		n->next = l->addr;
+	return 0;
+}
+
+/*
+ * The address range [lo, hi) of the busy function of a loaded module: up
+ * to the next symbol of the module, or the end of its text.
+ */
+static int busy_range(const char *mod, unsigned long long *lo,
+		      unsigned long long *hi)
+{
+	struct next_sym n = { .mod = mod, .next = ~0ULL };
+
+	if (kallsyms_sym_count(BUSY, mod, 't', lo, NULL) != 1)
+		return -ENOENT;
+	n.after = *lo;
+	if (kallsyms_for_each(next_sym_fn, &n) || n.next == ~0ULL)
+		return -ENOENT;
+	*hi = n.next;
+	return 0;
+}
+
+TEST_F(compat, record_and_report)
+{
+	unsigned long long early_lo, early_hi, late_lo, late_hi;
+	char bpf_name[KSYM_NAME_LEN], type, mod[64];
+	struct bpf_prog_info info;
+	struct ksym_abi *skel;
+	struct samples c;
+	__u64 ksym;
+	__u32 len;
+	int fd, errors, status;
+
+	ASSERT_EQ(0, busy_range(EARLY, &early_lo, &early_hi));
+	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
+
+	/* (2): comes, runs, goes; then comes and goes at once. */
+	ASSERT_EQ(0, test_module_load(LATE, ""));
+	ASSERT_EQ(0, busy_range(LATE, &late_lo, &late_hi));
+	ASSERT_EQ(0, module_spin(LATE, "1000"));
+	ASSERT_EQ(0, test_module_unload(LATE));
+	ASSERT_EQ(0, test_module_load(LATE, ""));
+	ASSERT_EQ(0, test_module_unload(LATE));
+
+	/* (1), after (2) went: its records must not disturb (1). */
+	ASSERT_EQ(0, module_spin(EARLY, "1000"));
+
+	/* (3) */
+	skel = ksym_abi__open_and_load();
+	ASSERT_NE(NULL, skel);
+	fd = bpf_program__fd(skel->progs.ksym_abi_main);
+	ASSERT_EQ(3, bpf_prog_funcs(fd, &info, &ksym, &len, 1));
+	ASSERT_EQ(0, kallsyms_find(ksym, &type, bpf_name, sizeof(bpf_name),
+				   mod, sizeof(mod)));
+	ASSERT_EQ(0, bpf_prog_run_for(fd, 2));
+	ASSERT_EQ(0, perf_record_stop(&self->run));
+	ksym_abi__destroy(skel);
+
+	status = perf_status(&self->run, "report --stdio", &errors);
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(0, errors);
+	status = perf_status(&self->run, "script", &errors);
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(0, errors);
+
+	ASSERT_EQ(0, count_samples(&self->run, early_lo, early_hi, BUSY,
+				   "[" EARLY "]", &c));
+	TH_LOG("(1) %s in [%s]: %llu samples named, %llu not", BUSY, EARLY,
+	       c.named, c.other);
+	EXPECT_LT(20, c.named);
+	EXPECT_EQ(0, c.other);
+
+	ASSERT_EQ(0, count_samples(&self->run, ksym, ksym + len, bpf_name,
+				   NULL, &c));
+	TH_LOG("(3) %s: %llu samples named, %llu not", bpf_name, c.named,
+	       c.other);
+	/* Most of the time goes to bpf_prog_test_run()'s loop, not the program. */
+	EXPECT_LT(5, c.named);
+	EXPECT_EQ(0, c.other);
+
+	ASSERT_EQ(0, count_samples(&self->run, late_lo, late_hi, BUSY,
+				   "[" LATE "]", &c));
+	TH_LOG("(2) %s in [%s]: %llu samples named, %llu not", BUSY, LATE,
+	       c.named, c.other);
+	if (self->patched_kernel && !variant->distro) {
+		EXPECT_LT(20, c.named);
+		EXPECT_EQ(0, c.other);
+	}
+}
+
+TEST_HARNESS_MAIN

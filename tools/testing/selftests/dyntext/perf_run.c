@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Run perf record, report and script from a test; see perf_run.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "perf_run.h"
+
+int find_perf(char *buf, size_t len)
+{
+	const char *env = getenv("PERF");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env) {
+		snprintf(buf, len, "%s", env);
+		return access(buf, X_OK) ? -errno : 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -errno;
+	exe[n] = 0;
+	/* build/selftests/dyntext/THIS -> build/perf/perf */
+	snprintf(buf, len, "%s/../../perf/perf", dirname(exe));
+	return access(buf, X_OK) ? -errno : 0;
+}
+
+int perf_record_start(struct perf_run *r, const char *opt)
+{
+	char ctl[128], ack[128], ctlarg[300], buf[16] = {};
+	int cfd, afd;
+
+	snprintf(r->dir, sizeof(r->dir), "/tmp/dyntext-perf.XXXXXX");
+	if (!mkdtemp(r->dir))
+		return -errno;
+	snprintf(r->data, sizeof(r->data), "%s/perf.data", r->dir);
+	snprintf(ctl, sizeof(ctl), "%s/ctl", r->dir);
+	snprintf(ack, sizeof(ack), "%s/ack", r->dir);
+	if (mkfifo(ctl, 0600) || mkfifo(ack, 0600))
+		return -errno;
+	snprintf(ctlarg, sizeof(ctlarg), "fifo:%s,%s", ctl, ack);
+	r->pid = fork();
+	if (r->pid < 0)
+		return -errno;
+	if (!r->pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(r->perf, "perf", "record", "-q", "-a", "-e", "cpu-clock",
+		      "-F", "999", "-D", "-1", "--control", ctlarg,
+		      "-o", r->data, opt, NULL);
+		_exit(127);
+	}
+	cfd = open(ctl, O_WRONLY);
+	afd = open(ack, O_RDONLY);
+	if (cfd < 0 || afd < 0)
+		return -EIO;
+	if (write(cfd, "enable\n", 7) != 7 || read(afd, buf, sizeof(buf) - 1) <= 0)
+		return -EIO;
+	close(cfd);
+	close(afd);
+	return strncmp(buf, "ack", 3) ? -EPROTO : 0;
+}
+
+int perf_record_stop(struct perf_run *r)
+{
+	int status;
+
+	if (r->pid <= 0)
+		return -ESRCH;
+	kill(r->pid, SIGINT);
+	if (waitpid(r->pid, &status, 0) != r->pid)
+		return -errno;
+	r->pid = 0;
+	/* perf record re-raises SIGINT once it has written its file. */
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT)
+		return 0;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void perf_run_cleanup(struct perf_run *r)
+{
+	char cmd[256];
+
+	if (r->pid > 0) {
+		kill(r->pid, SIGKILL);
+		waitpid(r->pid, NULL, 0);
+	}
+	if (r->dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", r->dir);
+		if (system(cmd))
+			return;
+	}
+}
+
+FILE *perf_output(struct perf_run *r, const char *args)
+{
+	char cmd[PATH_MAX + 512];
+
+	snprintf(cmd, sizeof(cmd), "%s %s -i %s 2>/dev/null", r->perf, args,
+		 r->data);
+	return popen(cmd, "r");
+}
+
+int count_samples(struct perf_run *r, unsigned long long lo,
+		  unsigned long long hi, const char *sym, const char *dso,
+		  struct samples *c)
+{
+	char line[1024], s[512], d[512];
+	unsigned long long ip;
+	FILE *f = perf_output(r, "script -F ip,sym,dso");
+
+	if (!f)
+		return -errno;
+	memset(c, 0, sizeof(*c));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " %llx %511s (%511[^)])", &ip, s, d) != 3 ||
+		    ip < lo || ip >= hi)
+			continue;
+		if (!strcmp(s, sym) && (!dso || !strcmp(d, dso)))
+			c->named++;
+		else
+			c->other++;
+	}
+	return pclose(f) ? -EIO : 0;
+}

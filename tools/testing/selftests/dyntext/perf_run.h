@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Run perf record -a, perf report and perf script from a test, with the
+ * perf built from the patched tree or any other perf binary.
+ */
+#ifndef DYNTEXT_PERF_RUN_H
+#define DYNTEXT_PERF_RUN_H
+
+#include <limits.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct perf_run {
+	char perf[PATH_MAX];
+	char dir[64];
+	char data[128];
+	pid_t pid;
+};
+
+/*
+ * The perf of the patched tree: $PERF, or build/perf/perf relative to this
+ * binary (build/selftests/dyntext/).
+ */
+int find_perf(char *buf, size_t len);
+
+/*
+ * Start `r->perf record -a` (and the option opt, if not NULL) with its
+ * events disabled and enable them through its control FIFO; return once
+ * perf acknowledged, i.e. once it records.
+ */
+int perf_record_start(struct perf_run *r, const char *opt);
+/* SIGINT and wait: 0 if perf record wrote its file. */
+int perf_record_stop(struct perf_run *r);
+/* Kill a perf record still running and remove its directory. */
+void perf_run_cleanup(struct perf_run *r);
+
+/* Run perf with args on the recorded data; its stdout goes to a FILE. */
+FILE *perf_output(struct perf_run *r, const char *args);
+
+struct samples {
+	unsigned long long named;	/* in [lo, hi) and named as expected */
+	unsigned long long other;	/* in [lo, hi) but named otherwise */
+};
+
+/*
+ * Count the samples `perf script -F ip,sym,dso` shows in [lo, hi): those
+ * with symbol sym in dso (any dso if NULL), and the others.
+ */
+int count_samples(struct perf_run *r, unsigned long long lo,
+		  unsigned long long hi, const char *sym, const char *dso,
+		  struct samples *c);
+
+#endif
