@@ -18,15 +18,18 @@
 #include <linux/zalloc.h>
 #include <api/fs/fs.h>
 #include <symbol/kallsyms.h>
+#include "bpf-event.h"
 #include "debug.h"
 #include "env.h"
 #include "event.h"
 #include "evlist.h"
+#include "evsel.h"
 #include "kmod-event.h"
 
 struct kmod_text_capture {
 	struct kmod_text	*text;
 	u32			alloc;
+	size_t			mod_len;	/* "name" of "name.init" */
 };
 
 static int kmod_text__add_sym(void *arg, const char *name, char type,
@@ -36,9 +39,11 @@ static int kmod_text__add_sym(void *arg, const char *name, char type,
 	struct kmod_text *text = cap->text;
 	const char *tab = strchr(name, '\t');
 
-	/* Functions of a module: in the region, and tagged [module]. */
+	/* Functions in the region, tagged [module] with the region's module. */
 	if (start < text->addr || start >= text->addr + text->len || !tab ||
-	    !strchr("tTwW", type))
+	    !strchr("tTwW", type) || strncmp(tab + 1, "[", 1) ||
+	    strncmp(tab + 2, text->name, cap->mod_len) ||
+	    tab[2 + cap->mod_len] != ']')
 		return 0;
 	if (text->nr_syms == cap->alloc) {
 		u32 alloc = cap->alloc ? 2 * cap->alloc : 64;
@@ -84,6 +89,7 @@ struct kmod_text *kmod_text__capture(u64 addr, u64 len, const char *name)
 	if (!text->name)
 		goto err;
 	cap.text = text;
+	cap.mod_len = strcspn(text->name, ".");
 	snprintf(path, sizeof(path), "%s/kallsyms", procfs__mountpoint());
 	if (kallsyms__parse(path, &cap, kmod_text__add_sym))
 		goto err;
@@ -100,6 +106,8 @@ static int kmod_event__sb_cb(union perf_event *event, void *data)
 	struct perf_env *env = data;
 	struct kmod_text *text;
 
+	if (event->header.type == PERF_RECORD_BPF_EVENT)
+		return bpf_event__sb_cb(event, data);
 	if (event->header.type != PERF_RECORD_KSYMBOL ||
 	    event->ksymbol.ksym_type != PERF_RECORD_KSYMBOL_TYPE_MODULE ||
 	    event->ksymbol.flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER)
@@ -119,6 +127,14 @@ static int kmod_event__sb_cb(union perf_event *event, void *data)
 /*
  * Ask for PERF_RECORD_KSYMBOL side-band records, to capture the functions
  * of modules loaded while perf records.
+ *
+ * On the side-band event that perf record has for PERF_RECORD_BPF_EVENT,
+ * if there is one: one side-band event, as before.  A second one would make
+ * evlist__start_sb_thread() ask for sample ids on both, and kernels without
+ * "perf/core: give every listener a ksymbol and BPF record of the right
+ * size" then write ksymbol and BPF records of the wrong size into the ring
+ * buffers of the other listeners, perf record's own included: perf report
+ * rejects the file ("failed to process type: 17").
  */
 int evlist__add_kmod_sb_event(struct evlist *evlist, struct perf_env *env)
 {
@@ -130,7 +146,16 @@ int evlist__add_kmod_sb_event(struct evlist *evlist, struct perf_env *env)
 		.ksymbol	= 1,
 		.size		= sizeof(attr),
 	};
+	struct evsel *evsel;
 
+	evlist__for_each_entry(evlist, evsel) {
+		if (evsel->side_band.cb == bpf_event__sb_cb &&
+		    evsel->side_band.data == env) {
+			evsel->core.attr.ksymbol = 1;
+			evsel->side_band.cb = kmod_event__sb_cb;
+			return 0;
+		}
+	}
 	attr.wakeup_watermark = 1;
 	return evlist__add_sb_event(evlist, &attr, kmod_event__sb_cb, env);
 }
