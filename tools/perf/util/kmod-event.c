@@ -134,7 +134,9 @@ static int kmod_event__sb_cb(union perf_event *event, void *data)
  * "perf/core: give every listener a ksymbol and BPF record of the right
  * size" then write ksymbol and BPF records of the wrong size into the ring
  * buffers of the other listeners, perf record's own included: perf report
- * rejects the file ("failed to process type: 17").
+ * rejects the file ("failed to process type: 17").  A kernel without
+ * module ksymbol records refuses attr.ksymbol_module; the open falls back
+ * without it (evsel__detect_missing_features()).
  */
 int evlist__add_kmod_sb_event(struct evlist *evlist, struct perf_env *env)
 {
@@ -144,6 +146,7 @@ int evlist__add_kmod_sb_event(struct evlist *evlist, struct perf_env *env)
 		.sample_id_all	= 1,
 		.watermark	= 1,
 		.ksymbol	= 1,
+		.ksymbol_module	= 1,
 		.size		= sizeof(attr),
 	};
 	struct evsel *evsel;
@@ -152,6 +155,7 @@ int evlist__add_kmod_sb_event(struct evlist *evlist, struct perf_env *env)
 		if (evsel->side_band.cb == bpf_event__sb_cb &&
 		    evsel->side_band.data == env) {
 			evsel->core.attr.ksymbol = 1;
+			evsel->core.attr.ksymbol_module = 1;
 			evsel->side_band.cb = kmod_event__sb_cb;
 			return 0;
 		}

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 
 #include "../kselftest_harness.h"
 #include "records.h"
@@ -151,6 +153,59 @@ TEST_F(modrec, failed_init)
 	/* One drain: the pointers are comparable stream positions. */
 	EXPECT_GT(core_gone - self->s.recs, core - self->s.recs);
 	EXPECT_GT(init_gone - self->s.recs, init - self->s.recs);
+}
+
+/*
+ * Module text only for events that ask for it (attr.ksymbol_module, which
+ * needs attr.ksymbol): an event that did not ask gets no MODULE record,
+ * live or replayed, and a replay of module text into it is refused.  The
+ * event that asked gets the core and init text, registered and gone.
+ */
+TEST_F(modrec, only_on_request)
+{
+	struct perf_ksymbol_replay r = {
+		.size = sizeof(r),
+		.types = 1 << PERF_RECORD_KSYMBOL_TYPE_MODULE,
+	};
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.ksymbol_module = 1,
+		.disabled = 1,
+	};
+	struct rec_stream plain;
+	size_t i, mods = 0, ends = 0, asked = 0;
+
+	ASSERT_TRUE(kernel_has_module_records());
+	EXPECT_EQ(-1, syscall(__NR_perf_event_open, &attr, -1, 0, -1, 0));
+	EXPECT_EQ(EINVAL, errno);
+
+	ASSERT_EQ(0, rec_stream_open_no_modules(&plain, 64));
+	ASSERT_EQ(0, mod_load(""));
+	ASSERT_LE(0, rec_replay(&plain, 0, NULL, NULL));
+	EXPECT_EQ(-1, ioctl(rec_stream_fd(&plain), PERF_EVENT_IOC_KSYMBOL_REPLAY,
+			    &r));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, mod_unload());
+	ASSERT_EQ(0, rec_stream_drain(&plain));
+	ASSERT_EQ(0, rec_stream_drain(&self->s));
+	for (i = 0; i < plain.nr; i++) {
+		mods += plain.recs[i].type == PERF_RECORD_KSYMBOL &&
+			plain.recs[i].ksym_type == PERF_RECORD_KSYMBOL_TYPE_MODULE;
+		ends += rec_is_marker(&plain.recs[i],
+				      PERF_RECORD_KSYMBOL_FLAGS_REPLAY_END);
+	}
+	for (i = 0; i < self->s.nr; i++)
+		asked += self->s.recs[i].type == PERF_RECORD_KSYMBOL &&
+			 self->s.recs[i].ksym_type == PERF_RECORD_KSYMBOL_TYPE_MODULE &&
+			 (!strcmp(self->s.recs[i].name, MOD) ||
+			  !strcmp(self->s.recs[i].name, MOD ".init"));
+	EXPECT_EQ(0, mods);
+	EXPECT_EQ(1, ends);	/* the replay ran, without module text */
+	EXPECT_EQ(4, asked);	/* core and init, each registered and gone */
+	EXPECT_EQ(0, plain.lost);
+	rec_stream_close(&plain);
 }
 
 TEST_HARNESS_MAIN

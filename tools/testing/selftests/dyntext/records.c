@@ -33,8 +33,82 @@
 
 #define SAMPLE_TYPE (PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
 
+static int perf_fd_scan(const int *skip, int nskip, int **all, int *nall)
+{
+	char path[300], link[64];
+	struct dirent *d;
+	int fd = -1, i, n = 0, *v = NULL;
+	DIR *dir = opendir("/proc/self/fd");
+
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		int cur = atoi(d->d_name);
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len < 0)
+			continue;
+		link[len] = 0;
+		if (strcmp(link, "anon_inode:[perf_event]"))
+			continue;
+		if (all) {
+			int *nv = realloc(v, (n + 1) * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+			v[n++] = cur;
+		}
+		for (i = 0; i < nskip && skip[i] != cur; i++)
+			;
+		if (i == nskip && (fd < 0 || cur < fd))
+			fd = cur;
+	}
+	closedir(dir);
+	if (all) {
+		*all = v;
+		*nall = n;
+	}
+	return fd;
+}
+
+int *perf_fds_open(int *n)
+{
+	int *all = NULL;
+
+	*n = 0;
+	perf_fd_scan(NULL, 0, &all, n);
+	return all;
+}
+
+int perf_fd_new(const int *before, int n)
+{
+	return perf_fd_scan(before, n, NULL, NULL);
+}
+
+bool kernel_has_module_records(void)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.ksymbol = 1,
+		.ksymbol_module = 1,
+		.disabled = 1,
+		.exclude_kernel = 1,
+	};
+	int fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 static int rec_stream_open_maps(struct rec_stream *s, unsigned int pages,
-				bool self_only)
+				bool self_only, bool modules)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -49,10 +123,11 @@ static int rec_stream_open_maps(struct rec_stream *s, unsigned int pages,
 	struct perf_cpu_map *cpus;
 	struct perf_thread_map *threads;
 	struct perf_evsel *evsel;
-	int err;
+	int err, *before, nbefore;
 
 	memset(s, 0, sizeof(*s));
 	libperf_init(NULL);
+	attr.ksymbol_module = modules;
 	if (self_only) {
 		pid_t self = getpid();
 
@@ -73,7 +148,11 @@ static int rec_stream_open_maps(struct rec_stream *s, unsigned int pages,
 	perf_evlist__set_maps(s->evlist, cpus, threads);
 	perf_cpu_map__put(cpus);
 	perf_thread_map__put(threads);
+	before = perf_fds_open(&nbefore);
 	err = perf_evlist__open(s->evlist);
+	/* The first event's fd (the first CPU's): the lowest new one. */
+	s->fd = err ? -1 : perf_fd_new(before, nbefore);
+	free(before);
 	if (err)
 		return err;
 	err = perf_evlist__mmap(s->evlist, pages);
@@ -85,12 +164,19 @@ static int rec_stream_open_maps(struct rec_stream *s, unsigned int pages,
 
 int rec_stream_open(struct rec_stream *s, unsigned int pages)
 {
-	return rec_stream_open_maps(s, pages, false);
+	return rec_stream_open_maps(s, pages, false,
+				    kernel_has_module_records());
+}
+
+int rec_stream_open_no_modules(struct rec_stream *s, unsigned int pages)
+{
+	return rec_stream_open_maps(s, pages, false, false);
 }
 
 int rec_stream_open_self(struct rec_stream *s, unsigned int pages)
 {
-	return rec_stream_open_maps(s, pages, true);
+	return rec_stream_open_maps(s, pages, true,
+				    kernel_has_module_records());
 }
 
 static int rec_cmp(const void *a, const void *b)
@@ -489,29 +575,7 @@ int drop_to_nobody_keep(int cap)
  */
 int rec_stream_fd(struct rec_stream *s)
 {
-	char path[300], link[64];
-	struct dirent *d;
-	int fd = -1;
-	DIR *dir;
-
-	if (!s->evlist)
-		return -1;
-	dir = opendir("/proc/self/fd");
-	if (!dir)
-		return -1;
-	while (fd < 0 && (d = readdir(dir))) {
-		ssize_t n;
-
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n < 0)
-			continue;
-		link[n] = 0;
-		if (!strcmp(link, "anon_inode:[perf_event]"))
-			fd = atoi(d->d_name);
-	}
-	closedir(dir);
-	return fd;
+	return s->evlist ? s->fd : -1;
 }
 
 int test_module_unload(const char *mod)

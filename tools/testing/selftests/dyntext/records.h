@@ -39,10 +39,18 @@ struct rec_stream {
 	size_t nr, alloc;
 	__u64 lost;		/* PERF_RECORD_LOST counts */
 	__u64 other;		/* records of other types */
+	int fd;			/* the first event's (rec_stream_fd()) */
 };
 
-/* Open the system-wide side-band event (ksymbol=1, bpf_event=1). */
+/*
+ * Open the system-wide side-band event (ksymbol=1, bpf_event=1, and
+ * ksymbol_module=1 if the kernel has module records).
+ */
 int rec_stream_open(struct rec_stream *s, unsigned int pages);
+/* The same without asking for module records (ksymbol_module=0). */
+int rec_stream_open_no_modules(struct rec_stream *s, unsigned int pages);
+/* Does the kernel accept attr.ksymbol_module (module text records)? */
+bool kernel_has_module_records(void);
 /* The same on the calling process only (a task event, exclude_kernel). */
 int rec_stream_open_self(struct rec_stream *s, unsigned int pages);
 /* Count KSYMBOL records (with flags) and BPF_EVENT records (of bpf_type). */
@@ -133,8 +141,15 @@ void tap(bool ok, const char *fmt, ...);
  */
 long registry_nr(void);
 
-/* An fd of one of the stream's events (the only perf events open). */
+/* The fd of the stream's first event (the first CPU's), or -1. */
 int rec_stream_fd(struct rec_stream *s);
+/*
+ * The perf event fds open now (malloc'ed, *n of them), and the lowest one
+ * open now that was not then: around perf_evlist__open(), the fd of the
+ * evlist's first event (libperf opens them in CPU order).
+ */
+int *perf_fds_open(int *n);
+int perf_fd_new(const int *before, int n);
 
 /*
  * PERF_EVENT_IOC_KSYMBOL_REPLAY on fd for the ksymbol types in the mask

@@ -604,6 +604,7 @@ struct region {
 
 static struct {
 	struct perf_evlist *evlist;
+	int fd;			/* the first CPU's event */
 	struct krec *pend;
 	size_t nr_pend, alloc_pend;
 	__u64 seq;
@@ -630,6 +631,7 @@ static int consumer_open(void)
 		.config = PERF_COUNT_SW_DUMMY,
 		.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU,
 		.ksymbol = 1,
+		.ksymbol_module = 1,
 		.bpf_event = 1,
 		.sample_id_all = 1,
 		.use_clockid = 1,
@@ -639,7 +641,7 @@ static int consumer_open(void)
 	struct perf_cpu_map *cpus;
 	struct perf_thread_map *threads;
 	struct perf_evsel *evsel;
-	int err;
+	int err, *before, nbefore;
 
 	libperf_init(NULL);
 	cpus = perf_cpu_map__new(NULL);
@@ -652,7 +654,10 @@ static int consumer_open(void)
 	perf_evlist__set_maps(c.evlist, cpus, threads);
 	perf_cpu_map__put(cpus);
 	perf_thread_map__put(threads);
+	before = perf_fds_open(&nbefore);
 	err = perf_evlist__open(c.evlist);
+	c.fd = err ? -1 : perf_fd_new(before, nbefore);
+	free(before);
 	if (!err)
 		err = perf_evlist__mmap(c.evlist, RING_PAGES);
 	if (!err)
@@ -953,9 +958,7 @@ static int consumer_step(void)
 
 static int perf_fd(void)
 {
-	struct rec_stream s = { .evlist = c.evlist };
-
-	return rec_stream_fd(&s);
+	return c.fd;
 }
 
 /* Drain between the calls of a replay: what has arrived until now. */
