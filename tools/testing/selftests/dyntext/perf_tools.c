@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -53,6 +54,52 @@ static int module_functions(unsigned long long lo, unsigned long long hi)
 	return ret ? ret : r.n;
 }
 
+/* A "# module text:" line of perf report --header-only. */
+struct header_text {
+	unsigned long long addr, len;
+	int funcs;			/* -1: no line for the module */
+	char build_id[64];
+	char file[PATH_MAX];
+};
+
+static void header_module_text(struct perf_run *r, const char *mod,
+			       struct header_text *h)
+{
+	FILE *f = perf_output(r, "report --header-only");
+	char line[PATH_MAX + 512], name[128];
+
+	memset(h, 0, sizeof(*h));
+	h->funcs = -1;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "# module text: %127s addr 0x%llx size %llu, %d functions,",
+			   name, &h->addr, &h->len, &h->funcs) == 4 &&
+		    !strcmp(name, mod)) {
+			const char *b = strstr(line, "build-id ");
+
+			if (b)
+				sscanf(b, "build-id %63[^,], file %4095s",
+				       h->build_id, h->file);
+			break;
+		}
+		h->funcs = -1;
+	}
+	if (f)
+		pclose(f);
+}
+
+/*
+ * Keep the loaded test module busy for 1.5 s (*busy: its busy function),
+ * unload it and stop perf record.
+ */
+static void spin_unload_stop(struct __test_metadata *_metadata,
+			     struct perf_run *r, unsigned long long *busy)
+{
+	ASSERT_EQ(1, kallsyms_sym_count("dyntext_test_busy", MOD, 't', busy, NULL));
+	ASSERT_EQ(0, write_str("/sys/module/" MOD "/parameters/spin_ms", "1500", 0));
+	ASSERT_EQ(0, test_module_unload(MOD));
+	ASSERT_EQ(0, perf_record_stop(r));
+}
+
 FIXTURE(perf) {
 	struct perf_run run;
 	struct rec_stream s;
@@ -69,8 +116,11 @@ FIXTURE_SETUP(perf)
 	ASSERT_EQ(0, rec_stream_open(&self->s, 64));
 }
 
+static void uninstall_module(void);
+
 FIXTURE_TEARDOWN(perf)
 {
+	uninstall_module();
 	perf_run_cleanup(&self->run);
 	rec_stream_close(&self->s);
 	test_module_unload(MOD);
@@ -84,13 +134,12 @@ FIXTURE_TEARDOWN(perf)
  */
 TEST_F(perf, module_loaded_during_record)
 {
-	unsigned long long text, busy, header_addr = 0, header_len = 0;
-	char line[1024], name[128];
+	unsigned long long text, busy;
+	struct header_text h;
 	const struct rec *reg;
 	struct samples c;
 	__u64 addr, len;
-	int nfuncs, header_funcs = -1;
-	FILE *f;
+	int nfuncs;
 
 	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
 	ASSERT_EQ(0, test_module_load(MOD, ""));
@@ -103,24 +152,12 @@ TEST_F(perf, module_loaded_during_record)
 	EXPECT_EQ(text, addr);
 	nfuncs = module_functions(addr, addr + len);
 	ASSERT_GT(nfuncs, 2);
-	ASSERT_EQ(1, kallsyms_sym_count("dyntext_test_busy", MOD, 't', &busy, NULL));
-	ASSERT_EQ(0, write_str("/sys/module/" MOD "/parameters/spin_ms", "1500", 0));
-	ASSERT_EQ(0, test_module_unload(MOD));
-	ASSERT_EQ(0, perf_record_stop(&self->run));
-
-	f = perf_output(&self->run, "report --header-only");
-	ASSERT_NE(NULL, f);
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "# module text: %127s addr 0x%llx size %llu, %d functions",
-			   name, &header_addr, &header_len, &header_funcs) == 4 &&
-		    !strcmp(name, MOD))
-			break;
-		header_funcs = -1;
-	}
-	pclose(f);
-	EXPECT_EQ(addr, header_addr);
-	EXPECT_EQ(len, header_len);
-	EXPECT_EQ(nfuncs, header_funcs);
+	spin_unload_stop(_metadata, &self->run, &busy);
+	header_module_text(&self->run, MOD, &h);
+	EXPECT_EQ(addr, h.addr);
+	EXPECT_EQ(len, h.len);
+	EXPECT_EQ(nfuncs, h.funcs);
+	EXPECT_STREQ("none", h.file);	/* not installed */
 
 	ASSERT_EQ(0, count_samples(&self->run, busy, addr + len,
 				   "dyntext_test_busy", "[" MOD "]", &c));
@@ -131,6 +168,124 @@ TEST_F(perf, module_loaded_during_record)
 	ASSERT_EQ(0, count_samples(&self->run, addr, addr + len, "[unknown]",
 				   NULL, &c));
 	EXPECT_EQ(0, c.named);	/* no sample in the module is left unnamed */
+}
+
+/* The build-id in a module's /sys/module/M/notes/.note.gnu.build-id. */
+static int module_build_id(const char *mod, char *hex, size_t len)
+{
+	unsigned char note[256];
+	char path[128];
+	unsigned int namesz, descsz, i;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/notes/.note.gnu.build-id",
+		 mod);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, note, sizeof(note));
+	close(fd);
+	if (n < 12)
+		return -EIO;
+	memcpy(&namesz, note, 4);
+	memcpy(&descsz, note + 4, 4);
+	namesz = (namesz + 3) & ~3U;
+	if (12 + namesz + descsz > (size_t)n || 2 * descsz + 1 > len)
+		return -EIO;
+	for (i = 0; i < descsz; i++)
+		sprintf(hex + 2 * i, "%02x", note[12 + namesz + i]);
+	return 0;
+}
+
+/*
+ * The test module installed in /lib/modules/$(uname -r)/extra (a tmpfs in
+ * the guest, see scripts/guest-init), with its file at *ko.
+ */
+static int install_module(char *ko, size_t len)
+{
+	const char *dir = test_binary_dir();
+	char cmd[2 * PATH_MAX + 64];
+	struct utsname uts;
+
+	if (!dir || uname(&uts))
+		return -errno;
+	snprintf(ko, len, "/lib/modules/%s/extra/" MOD ".ko", uts.release);
+	snprintf(cmd, sizeof(cmd), "mkdir -p /lib/modules/%s/extra && cp %s/" MOD ".ko %s",
+		 uts.release, dir, ko);
+	return system(cmd) ? -EIO : 0;
+}
+
+static void uninstall_module(void)
+{
+	char ko[PATH_MAX];
+	struct utsname uts;
+
+	if (uname(&uts))
+		return;
+	snprintf(ko, sizeof(ko), "/lib/modules/%s/extra/" MOD ".ko", uts.release);
+	unlink(ko);
+}
+
+/*
+ * The module comes and goes while perf records, installed where perf
+ * looks for module files: perf record keeps its build-id and file instead
+ * of reading /proc/kallsyms (HEADER_KMOD_TEXT has 0 functions), perf.data's
+ * build-id table has the build-id of /sys/module/MOD/notes for that file,
+ * and perf script names the samples from the file (the file is their dso,
+ * as for a module present at the start), and from the build-id cache perf
+ * record filled once the file is gone.
+ */
+TEST_F(perf, module_installed)
+{
+	char ko[PATH_MAX], home[] = "/tmp/dyntext-home.XXXXXX", bid[64] = "";
+	char line[1024], want[PATH_MAX + 80];
+	unsigned long long busy;
+	struct header_text h;
+	int listed = 0;
+	const struct rec *reg;
+	struct samples c;
+	__u64 addr, len;
+	FILE *f;
+
+	ASSERT_EQ(0, install_module(ko, sizeof(ko)));
+	ASSERT_NE(NULL, mkdtemp(home));
+	ASSERT_EQ(0, setenv("HOME", home, 1));	/* the build-id cache */
+	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
+	ASSERT_EQ(0, test_module_load(MOD, ""));
+	ASSERT_EQ(0, module_build_id(MOD, bid, sizeof(bid)));
+	reg = rec_wait_name(&self->s, MOD, 0);
+	ASSERT_NE(NULL, reg);
+	addr = reg->addr;
+	len = reg->len;
+	spin_unload_stop(_metadata, &self->run, &busy);
+	header_module_text(&self->run, MOD, &h);
+	EXPECT_EQ(addr, h.addr);
+	EXPECT_EQ(len, h.len);
+	EXPECT_EQ(0, h.funcs);
+	EXPECT_STREQ(bid, h.build_id);
+	EXPECT_STREQ(ko, h.file);
+
+	f = perf_output(&self->run, "buildid-list");
+	ASSERT_NE(NULL, f);
+	snprintf(want, sizeof(want), "%s %s\n", bid, ko);
+	while (fgets(line, sizeof(line), f))
+		listed += !strcmp(line, want);
+	pclose(f);
+	EXPECT_EQ(1, listed) TH_LOG("no line '%s %s' in perf buildid-list", bid, ko);
+
+	/* The dso is the module's file, as for a module present at the start. */
+	ASSERT_EQ(0, count_samples(&self->run, busy, addr + len,
+				   "dyntext_test_busy", ko, &c));
+	TH_LOG("from %s: %llu samples in dyntext_test_busy, %llu elsewhere",
+	       ko, c.named, c.other);
+	EXPECT_GT(c.named, 50);
+	ASSERT_EQ(0, unlink(ko));
+	ASSERT_EQ(0, count_samples(&self->run, busy, addr + len,
+				   "dyntext_test_busy", ko, &c));
+	TH_LOG("from the build-id cache: %llu samples in dyntext_test_busy, %llu elsewhere",
+	       c.named, c.other);
+	EXPECT_GT(c.named, 50);
 }
 
 /*

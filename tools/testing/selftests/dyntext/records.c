@@ -467,17 +467,31 @@ int kallsyms_sym_count(const char *name, const char *mod, char type,
 	return c.count;
 }
 
+const char *test_binary_dir(void)
+{
+	static char dir[PATH_MAX];
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (dir[0])
+		return dir;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return NULL;
+	exe[n] = 0;
+	snprintf(dir, sizeof(dir), "%s", dirname(exe));
+	return dir;
+}
+
 int test_module_load(const char *mod, const char *params)
 {
+	const char *dir = test_binary_dir();
 	char path[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
 	int fd, ret;
 
-	if (n < 0)
+	if (!dir)
 		return -errno;
-	path[n] = 0;
-	snprintf(path + strlen(dirname(path)), sizeof(path) - strlen(path),
-		 "/%s.ko", mod);
+	snprintf(path, sizeof(path), "%s/%s.ko", dir, mod);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

@@ -102,6 +102,11 @@ int kallsyms_for_each(int (*fn)(const struct ksym_line *l, void *arg),
 int kallsyms_sym_count(const char *name, const char *mod, char type,
 		       unsigned long long *addr, char *type_seen);
 
+/*
+ * The test binary's directory, read once: after unshare(CLONE_NEWNS) in
+ * the guest's chroot, /proc/self/exe shows the path outside the chroot.
+ */
+const char *test_binary_dir(void);
 /* Load (finit_module) MOD.ko from the test binary's directory, unload it. */
 int test_module_load(const char *mod, const char *params);
 int test_module_unload(const char *mod);
