@@ -32,7 +32,7 @@ BZIMAGE := $(KTREE)/arch/x86/boot/bzImage
 STOCK_BZIMAGE := $(STOCK)/arch/x86/boot/bzImage
 PERF   := $(B)/perf/perf
 ST_OUT := $(B)/selftests/dyntext
-ST_BINS := $(addprefix $(ST_OUT)/,ksym_abi bpf_images visibility ool module_kallsyms module_records perf_tools perf_compat replay)
+ST_BINS := $(addprefix $(ST_OUT)/,ksym_abi bpf_images visibility ool module_kallsyms module_records perf_tools perf_compat replay upstream_tests)
 
 export CCACHE_BASEDIR := $(B)
 export CCACHE_NOHASHDIR := 1

@@ -33,38 +33,67 @@
 #include "path.h"
 #include "symbol.h"
 
-static int kmod_text_sym__cmp(const void *a, const void *b)
-{
-	const struct kmod_text_sym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 /*
- * The text symbols /proc/kallsyms listed for the module read last, all of
- * them: a module's init text record follows its core text record, and the
- * one read serves both.
+ * Module text regions without a file, waiting for the functions
+ * /proc/kallsyms lists for them.  The side-band thread reads /proc/kallsyms
+ * once at the end of a pass over its ring buffers, for every region of
+ * that pass (a burst of loads, and a module's core and init text), then
+ * hands the regions to perf_env.
  */
 static struct {
-	char			mod[KSYM_NAME_LEN];
-	size_t			len;		/* of mod */
 	u32			nr, alloc;
-	struct kmod_text_sym	*syms;		/* sorted by address */
+	struct kmod_pending {
+		struct kmod_text *text;
+		bool		 reloaded;	/* a later region has its name */
+	}			*regions;
+} kmod_pending;
+
+/* Whether perf record records kernel samples: otherwise no functions. */
+static bool kmod_kernel_samples;
+
+/* The functions /proc/kallsyms lists for the modules of pending regions. */
+static struct {
+	u32			nr, alloc;
+	struct kmod_sym {
+		u64	addr;
+		char	*name;
+		char	*mod;
+	}			*syms;
 } kmod_syms;
+
+static size_t kmod_name_len(const char *name)
+{
+	return strcspn(name, ".");	/* "name" and "name.init" */
+}
+
+/* Whether the module of a pending region is mod (len bytes). */
+static bool kmod_pending__has_module(const char *mod, size_t len)
+{
+	u32 i;
+
+	for (i = 0; i < kmod_pending.nr; i++) {
+		const char *name = kmod_pending.regions[i].text->name;
+
+		if (kmod_name_len(name) == len && !strncmp(name, mod, len))
+			return true;
+	}
+	return false;
+}
 
 static int kmod_syms__add(void *arg __maybe_unused, const char *name,
 			  char type, u64 start)
 {
 	const char *tab = strchr(name, '\t');
+	const char *end = tab ? strchr(tab, ']') : NULL;
+	struct kmod_sym *sym;
 
-	/* Functions tagged [module] with the module's name. */
-	if (!tab || !strchr("tTwW", type) || tab[1] != '[' ||
-	    strncmp(tab + 2, kmod_syms.mod, kmod_syms.len) ||
-	    tab[2 + kmod_syms.len] != ']')
+	/* Functions tagged [module], of a module with a pending region. */
+	if (!end || !strchr("tTwW", type) || tab[1] != '[' ||
+	    !kmod_pending__has_module(tab + 2, end - tab - 2))
 		return 0;
 	if (kmod_syms.nr == kmod_syms.alloc) {
 		u32 alloc = kmod_syms.alloc ? 2 * kmod_syms.alloc : 64;
-		struct kmod_text_sym *syms;
+		struct kmod_sym *syms;
 
 		syms = realloc(kmod_syms.syms, alloc * sizeof(*syms));
 		if (!syms)
@@ -72,67 +101,129 @@ static int kmod_syms__add(void *arg __maybe_unused, const char *name,
 		kmod_syms.syms = syms;
 		kmod_syms.alloc = alloc;
 	}
-	kmod_syms.syms[kmod_syms.nr].addr = start;
-	kmod_syms.syms[kmod_syms.nr].name = strndup(name, tab - name);
-	if (!kmod_syms.syms[kmod_syms.nr].name)
+	sym = &kmod_syms.syms[kmod_syms.nr];
+	sym->addr = start;
+	sym->name = strndup(name, tab - name);
+	sym->mod = strndup(tab + 2, end - tab - 2);
+	if (!sym->name || !sym->mod) {
+		free(sym->name);
+		free(sym->mod);
 		return -ENOMEM;
+	}
 	kmod_syms.nr++;
 	return 0;
 }
 
-/* Read the text symbols of module mod (its first len bytes) into kmod_syms. */
-static int kmod_syms__read(const char *mod, size_t len)
+static void kmod_syms__clear(void)
 {
-	char path[PATH_MAX];
 	u32 i;
 
-	for (i = 0; i < kmod_syms.nr; i++)
+	for (i = 0; i < kmod_syms.nr; i++) {
 		free(kmod_syms.syms[i].name);
-	kmod_syms.nr = 0;
-	snprintf(kmod_syms.mod, sizeof(kmod_syms.mod), "%.*s", (int)len, mod);
-	kmod_syms.len = strlen(kmod_syms.mod);
-	snprintf(path, sizeof(path), "%s/kallsyms", procfs__mountpoint());
-	if (kallsyms__parse(path, NULL, kmod_syms__add)) {
-		kmod_syms.mod[0] = 0;
-		kmod_syms.len = 0;
-		return -1;
+		free(kmod_syms.syms[i].mod);
 	}
-	qsort(kmod_syms.syms, kmod_syms.nr, sizeof(*kmod_syms.syms),
-	      kmod_text_sym__cmp);
-	return 0;
+	kmod_syms.nr = 0;
 }
 
-/*
- * The functions /proc/kallsyms lists in the region, into text: read for
- * the core text, taken from that read for the init text that follows.
- */
-static int kmod_text__read_kallsyms(struct kmod_text *text, bool init)
+static int kmod_text_sym__cmp(const void *a, const void *b)
 {
-	size_t len = strcspn(text->name, ".");
+	const struct kmod_text_sym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Whether sym is a function of the module of text, inside text. */
+static bool kmod_sym__in(const struct kmod_sym *sym, const struct kmod_text *text)
+{
+	size_t len = kmod_name_len(text->name);
+
+	return sym->addr >= text->addr && sym->addr < text->addr + text->len &&
+	       strlen(sym->mod) == len && !strncmp(sym->mod, text->name, len);
+}
+
+/* The functions of kmod_syms in the region, into text, sorted. */
+static int kmod_text__take_syms(struct kmod_text *text)
+{
 	u32 i, n = 0;
 
-	if ((!init || kmod_syms.len != len ||
-	     strncmp(kmod_syms.mod, text->name, len)) &&
-	    kmod_syms__read(text->name, len))
-		return -1;
 	for (i = 0; i < kmod_syms.nr; i++)
-		n += kmod_syms.syms[i].addr >= text->addr &&
-		     kmod_syms.syms[i].addr < text->addr + text->len;
-	text->syms = n ? calloc(n, sizeof(*text->syms)) : NULL;
-	if (n && !text->syms)
-		return -1;
+		n += kmod_sym__in(&kmod_syms.syms[i], text);
+	if (!n)
+		return 0;
+	text->syms = calloc(n, sizeof(*text->syms));
+	if (!text->syms)
+		return -ENOMEM;
 	for (i = 0; i < kmod_syms.nr; i++) {
-		const struct kmod_text_sym *sym = &kmod_syms.syms[i];
+		const struct kmod_sym *sym = &kmod_syms.syms[i];
 
-		if (sym->addr < text->addr || sym->addr >= text->addr + text->len)
+		if (!kmod_sym__in(sym, text))
 			continue;
 		text->syms[text->nr_syms].addr = sym->addr;
 		text->syms[text->nr_syms].name = strdup(sym->name);
 		if (!text->syms[text->nr_syms].name)
-			return -1;
+			return -ENOMEM;
 		text->nr_syms++;
 	}
+	qsort(text->syms, text->nr_syms, sizeof(*text->syms),
+	      kmod_text_sym__cmp);
 	return 0;
+}
+
+/* Wait for the end of the pass to read /proc/kallsyms for text. */
+static int kmod_pending__add(struct kmod_text *text)
+{
+	u32 i;
+
+	if (kmod_pending.nr == kmod_pending.alloc) {
+		u32 alloc = kmod_pending.alloc ? 2 * kmod_pending.alloc : 16;
+		struct kmod_pending *regions;
+
+		regions = realloc(kmod_pending.regions, alloc * sizeof(*regions));
+		if (!regions)
+			return -ENOMEM;
+		kmod_pending.regions = regions;
+		kmod_pending.alloc = alloc;
+	}
+	/*
+	 * The module was unloaded and loaded again within the pass: what
+	 * /proc/kallsyms lists now is the later load's, not the earlier's.
+	 */
+	for (i = 0; i < kmod_pending.nr; i++)
+		if (!strcmp(kmod_pending.regions[i].text->name, text->name))
+			kmod_pending.regions[i].reloaded = true;
+	kmod_pending.regions[kmod_pending.nr].text = text;
+	kmod_pending.regions[kmod_pending.nr].reloaded = false;
+	kmod_pending.nr++;
+	return 0;
+}
+
+/*
+ * At the end of a pass of the side-band thread: one read of /proc/kallsyms
+ * for the regions of the pass that need it, then every region to env.
+ */
+static void kmod_pending__flush(struct perf_env *env)
+{
+	char path[PATH_MAX];
+	u32 i;
+
+	if (!kmod_pending.nr)
+		return;
+	snprintf(path, sizeof(path), "%s/kallsyms", procfs__mountpoint());
+	if (kallsyms__parse(path, NULL, kmod_syms__add))
+		pr_debug("cannot read the functions of module text in %s\n", path);
+	else
+		pr_debug("kmod: one read of %s for %u module text regions\n",
+			 path, kmod_pending.nr);
+	for (i = 0; i < kmod_pending.nr; i++) {
+		struct kmod_text *text = kmod_pending.regions[i].text;
+
+		if (!kmod_pending.regions[i].reloaded &&
+		    kmod_text__take_syms(text))
+			pr_debug("no memory for the functions of %s\n", text->name);
+		perf_env__insert_kmod_text(env, text);
+	}
+	kmod_pending.nr = 0;
+	kmod_syms__clear();
 }
 
 /* The module files under /lib/modules/$(uname -r), by module name. */
@@ -244,16 +335,19 @@ static const char *kmod_files__find(const char *name)
  * the functions from the file or from the build-id cache, as for modules
  * present at the start, and the init text ("name.init") stays unnamed as
  * theirs does.  A module without such a file gets the functions
- * /proc/kallsyms lists in the region now (one read for its core and init
- * text).  NULL if memory runs out.
+ * /proc/kallsyms lists in the region, read at the end of the pass
+ * (*pending), if perf record records kernel samples.  NULL if memory runs
+ * out.
  */
-struct kmod_text *kmod_text__capture(u64 addr, u64 len, const char *name)
+static struct kmod_text *kmod_text__capture(u64 addr, u64 len, const char *name,
+					    bool *pending)
 {
 	struct kmod_text *text = zalloc(sizeof(*text));
-	char notes[PATH_MAX];
+	char mod[KSYM_NAME_LEN], notes[PATH_MAX];
 	struct build_id bid, fbid;
 	const char *path;
 
+	*pending = false;
 	if (!text)
 		return NULL;
 	text->addr = addr;
@@ -261,17 +355,14 @@ struct kmod_text *kmod_text__capture(u64 addr, u64 len, const char *name)
 	text->name = strdup(name);
 	if (!text->name)
 		goto err;
-	if (strchr(name, '.')) {
+	snprintf(mod, sizeof(mod), "%.*s", (int)kmod_name_len(name), name);
+	path = kmod_files__find(mod);
+	if (path && strchr(name, '.')) {
 		/*
 		 * Init text: with the module's file, it stays unnamed, as
 		 * for a module present at the start.
 		 */
-		char mod[KSYM_NAME_LEN];
-
-		snprintf(mod, sizeof(mod), "%.*s", (int)strcspn(name, "."), name);
-		if (kmod_files__find(mod))
-			return text;
-		goto kallsyms;
+		return text;
 	}
 
 	/*
@@ -281,7 +372,6 @@ struct kmod_text *kmod_text__capture(u64 addr, u64 len, const char *name)
 	 * file's build-id is the one perf report matches anyway, and a
 	 * readable one of the loaded module that differs rules the file out.
 	 */
-	path = kmod_files__find(name);
 	if (path && filename__read_build_id(path, &fbid) > 0) {
 		bid = fbid;
 		snprintf(notes, sizeof(notes),
@@ -303,9 +393,7 @@ struct kmod_text *kmod_text__capture(u64 addr, u64 len, const char *name)
 		}
 		return text;
 	}
-kallsyms:
-	if (kmod_text__read_kallsyms(text, strchr(name, '.')))
-		pr_debug("cannot read the functions of module text %s\n", name);
+	*pending = kmod_kernel_samples;
 	return text;
 err:
 	kmod_text__free(text);
@@ -316,6 +404,7 @@ static int kmod_event__sb_cb(union perf_event *event, void *data)
 {
 	struct perf_env *env = data;
 	struct kmod_text *text;
+	bool pending;
 
 	if (event->header.type == PERF_RECORD_BPF_EVENT)
 		return bpf_event__sb_cb(event, data);
@@ -325,19 +414,26 @@ static int kmod_event__sb_cb(union perf_event *event, void *data)
 		return 0;
 
 	text = kmod_text__capture(event->ksymbol.addr, event->ksymbol.len,
-				  event->ksymbol.name);
+				  event->ksymbol.name, &pending);
 	if (!text) {
 		pr_debug("no memory for module text %s\n",
 			 event->ksymbol.name);
 		return 0;
 	}
-	perf_env__insert_kmod_text(env, text);
+	if (!pending || kmod_pending__add(text))
+		perf_env__insert_kmod_text(env, text);
 	return 0;
+}
+
+static void kmod_event__sb_pass_done(void *data)
+{
+	kmod_pending__flush(data);
 }
 
 /*
  * Ask for PERF_RECORD_KSYMBOL side-band records, to capture the functions
- * of modules loaded while perf records.
+ * of modules loaded while perf records; with kernel_samples, from
+ * /proc/kallsyms for modules without a file.
  *
  * On the side-band event that perf record has for PERF_RECORD_BPF_EVENT,
  * if there is one: one side-band event, as before.  A second one would make
@@ -349,7 +445,8 @@ static int kmod_event__sb_cb(union perf_event *event, void *data)
  * module ksymbol records refuses attr.ksymbol_module; the open falls back
  * without it (evsel__detect_missing_features()).
  */
-int evlist__add_kmod_sb_event(struct evlist *evlist, struct perf_env *env)
+int evlist__add_kmod_sb_event(struct evlist *evlist, struct perf_env *env,
+			      bool kernel_samples)
 {
 	struct perf_event_attr attr = {
 		.type		= PERF_TYPE_SOFTWARE,
@@ -362,15 +459,20 @@ int evlist__add_kmod_sb_event(struct evlist *evlist, struct perf_env *env)
 	};
 	struct evsel *evsel;
 
+	kmod_kernel_samples = kernel_samples;
 	evlist__for_each_entry(evlist, evsel) {
 		if (evsel->side_band.cb == bpf_event__sb_cb &&
-		    evsel->side_band.data == env) {
-			evsel->core.attr.ksymbol = 1;
-			evsel->core.attr.ksymbol_module = 1;
-			evsel->side_band.cb = kmod_event__sb_cb;
-			return 0;
-		}
+		    evsel->side_band.data == env)
+			goto found;
 	}
 	attr.wakeup_watermark = 1;
-	return evlist__add_sb_event(evlist, &attr, kmod_event__sb_cb, env);
+	if (evlist__add_sb_event(evlist, &attr, kmod_event__sb_cb, env))
+		return -1;
+	evsel = evlist__last(evlist);
+found:
+	evsel->core.attr.ksymbol = 1;
+	evsel->core.attr.ksymbol_module = 1;
+	evsel->side_band.cb = kmod_event__sb_cb;
+	evsel->side_band.pass_done = kmod_event__sb_pass_done;
+	return 0;
 }

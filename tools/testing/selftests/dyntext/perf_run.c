@@ -52,13 +52,18 @@ int perf_record_start(struct perf_run *r, const char *opt)
 	if (r->pid < 0)
 		return -errno;
 	if (!r->pid) {
-		int null = open("/dev/null", O_WRONLY);
+		int null = open("/dev/null", O_WRONLY), err = null;
+		char log[128];
 
+		if (r->verbose) {
+			snprintf(log, sizeof(log), "%s/stderr", r->dir);
+			err = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		}
 		dup2(null, 1);
-		dup2(null, 2);
-		execl(r->perf, "perf", "record", "-q", "-a", "-e", "cpu-clock",
-		      "-F", "999", "-D", "-1", "--control", ctlarg,
-		      "-o", r->data, opt, NULL);
+		dup2(err, 2);
+		execl(r->perf, "perf", "record", r->verbose ? "-v" : "-q", "-a",
+		      "-e", r->event ?: "cpu-clock", "-F", "999", "-D", "-1",
+		      "--control", ctlarg, "-o", r->data, opt, NULL);
 		_exit(127);
 	}
 	cfd = open(ctl, O_WRONLY);
@@ -70,6 +75,22 @@ int perf_record_start(struct perf_run *r, const char *opt)
 	close(cfd);
 	close(afd);
 	return strncmp(buf, "ack", 3) ? -EPROTO : 0;
+}
+
+int perf_record_log_count(struct perf_run *r, const char *s)
+{
+	char path[128], line[1024];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/stderr", r->dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		n += !!strstr(line, s);
+	fclose(f);
+	return n;
 }
 
 int perf_record_stop(struct perf_run *r)

@@ -15,6 +15,8 @@ struct perf_run {
 	char dir[64];
 	char data[128];
 	pid_t pid;
+	const char *event;	/* perf record -e: NULL for cpu-clock */
+	int verbose;		/* perf record -v, its stderr in dir/stderr */
 };
 
 /*
@@ -29,6 +31,8 @@ int find_perf(char *buf, size_t len);
  * perf acknowledged, i.e. once it records.
  */
 int perf_record_start(struct perf_run *r, const char *opt);
+/* The lines of perf record's stderr (verbose) that contain s. */
+int perf_record_log_count(struct perf_run *r, const char *s);
 /* SIGINT and wait: 0 if perf record wrote its file. */
 int perf_record_stop(struct perf_run *r);
 /* Kill a perf record still running and remove its directory. */

@@ -31,8 +31,9 @@
 
 #define MOD "dyntext_test"
 
-/* Text symbols /proc/kallsyms lists for MOD in [lo, hi). */
+/* Text symbols /proc/kallsyms lists for module mod in [lo, hi). */
 struct mod_range {
+	const char *mod;
 	unsigned long long lo, hi;
 	int n;
 };
@@ -41,14 +42,15 @@ static int module_function_fn(const struct ksym_line *l, void *arg)
 {
 	struct mod_range *r = arg;
 
-	r->n += !strcmp(l->mod, MOD) && l->addr >= r->lo && l->addr < r->hi &&
+	r->n += !strcmp(l->mod, r->mod) && l->addr >= r->lo && l->addr < r->hi &&
 		strchr("tTwW", l->type);
 	return 0;
 }
 
-static int module_functions(unsigned long long lo, unsigned long long hi)
+static int module_functions(const char *mod, unsigned long long lo,
+			    unsigned long long hi)
 {
-	struct mod_range r = { .lo = lo, .hi = hi };
+	struct mod_range r = { .mod = mod, .lo = lo, .hi = hi };
 	int ret = kallsyms_for_each(module_function_fn, &r);
 
 	return ret ? ret : r.n;
@@ -150,7 +152,7 @@ TEST_F(perf, module_loaded_during_record)
 	addr = reg->addr;
 	len = reg->len;
 	EXPECT_EQ(text, addr);
-	nfuncs = module_functions(addr, addr + len);
+	nfuncs = module_functions(MOD, addr, addr + len);
 	ASSERT_GT(nfuncs, 2);
 	spin_unload_stop(_metadata, &self->run, &busy);
 	header_module_text(&self->run, MOD, &h);
@@ -168,6 +170,66 @@ TEST_F(perf, module_loaded_during_record)
 	ASSERT_EQ(0, count_samples(&self->run, addr, addr + len, "[unknown]",
 				   NULL, &c));
 	EXPECT_EQ(0, c.named);	/* no sample in the module is left unnamed */
+}
+
+#define PEER "dyntext_peer"	/* the test module under another name */
+#define KALLSYMS_READ "kmod: one read of /proc/kallsyms for "
+
+/*
+ * Two modules without a file load while perf record is stopped: the
+ * side-band thread finds their four regions (core and init text) in one
+ * pass and reads /proc/kallsyms once for all of them (perf record -v says
+ * so), and perf.data has the functions of both.
+ */
+TEST_F(perf, modules_burst_one_kallsyms_read)
+{
+	const struct rec *reg;
+	struct header_text h;
+	unsigned long long busy;
+	int nfuncs;
+
+	self->run.verbose = 1;
+	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
+	ASSERT_EQ(0, kill(self->run.pid, SIGSTOP));
+	test_module_unload(PEER);
+	ASSERT_EQ(0, test_module_load(MOD, ""));
+	ASSERT_EQ(0, test_module_load(PEER, ""));
+	reg = rec_wait_name(&self->s, PEER, 0);
+	ASSERT_NE(NULL, reg);
+	nfuncs = module_functions(PEER, reg->addr, reg->addr + reg->len);
+	ASSERT_EQ(0, kill(self->run.pid, SIGCONT));
+	spin_unload_stop(_metadata, &self->run, &busy);
+	ASSERT_EQ(0, test_module_unload(PEER));
+
+	EXPECT_EQ(1, perf_record_log_count(&self->run, KALLSYMS_READ))
+		TH_LOG("not one read of /proc/kallsyms for the burst");
+	EXPECT_EQ(1, perf_record_log_count(&self->run,
+					   KALLSYMS_READ "4 module text regions"));
+	header_module_text(&self->run, MOD, &h);
+	EXPECT_GT(h.funcs, 2);
+	header_module_text(&self->run, PEER, &h);
+	EXPECT_GT(h.funcs, 2);
+	EXPECT_EQ(nfuncs, h.funcs);
+}
+
+/*
+ * perf record records user samples only: it does not read /proc/kallsyms
+ * for a module without a file, whose region in perf.data has no functions.
+ */
+TEST_F(perf, module_user_samples_only)
+{
+	struct header_text h;
+	unsigned long long busy;
+
+	self->run.verbose = 1;
+	self->run.event = "cpu-clock:u";
+	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
+	ASSERT_EQ(0, test_module_load(MOD, ""));
+	ASSERT_NE(NULL, rec_wait_name(&self->s, MOD, 0));
+	spin_unload_stop(_metadata, &self->run, &busy);
+	EXPECT_EQ(0, perf_record_log_count(&self->run, KALLSYMS_READ));
+	header_module_text(&self->run, MOD, &h);
+	EXPECT_EQ(0, h.funcs);
 }
 
 /* The build-id in a module's /sys/module/M/notes/.note.gnu.build-id. */
@@ -290,7 +352,9 @@ TEST_F(perf, module_installed)
 
 /*
  * A BPF program with two subprograms runs while perf records: the samples
- * in each of its three images carry that image's name.
+ * in each of its three images carry that image's name, in a dso of that
+ * name (not the kernel's, whose map covers the module area when no module
+ * is loaded as perf record starts).
  */
 TEST_F(perf, bpf_program_and_subprograms)
 {
@@ -319,8 +383,9 @@ TEST_F(perf, bpf_program_and_subprograms)
 		ASSERT_EQ(0, kallsyms_find(ksyms[i], &type, sym, sizeof(sym),
 					   mod, sizeof(mod)));
 		ASSERT_NE(NULL, strstr(sym, fn[i]));
+		/* In a dso of its own, named after the image. */
 		ASSERT_EQ(0, count_samples(&self->run, ksyms[i], ksyms[i] + lens[i],
-					   sym, NULL, &c));
+					   sym, sym, &c));
 		TH_LOG("%s: %llu named samples, %llu others", sym, c.named, c.other);
 		EXPECT_EQ(0, c.other);
 		total += c.named;

@@ -1,0 +1,67 @@
+#!/bin/sh
+# perf record: a module loaded and unloaded mid-record
+# SPDX-License-Identifier: GPL-2.0
+#
+# A kernel module is loaded, runs and is unloaded while perf record -a
+# runs, then loaded and unloaded again at once: perf report must name the
+# samples in the module by function, in the module's dso, and process the
+# whole file.  The kernel announces the module's text with
+# PERF_RECORD_KSYMBOL records of type PERF_RECORD_KSYMBOL_TYPE_MODULE; on a
+# kernel that does not, perf record cannot name a module gone by the time
+# perf report runs, and the test is skipped.
+#
+# The module is the dynamic text test module (dyntext_test.ko of
+# tools/testing/selftests/dyntext), given by PERF_TEST_DYNTEXT_KO: its
+# spin_ms parameter keeps it busy in dyntext_test_busy().
+
+set -e
+
+ko=${PERF_TEST_DYNTEXT_KO:-}
+mod=dyntext_test
+perfdata=$(mktemp /tmp/__perf_test.perf.data.XXXXX)
+script=$(mktemp /tmp/__perf_test.script.XXXXX)
+
+cleanup() {
+	rm -f "${perfdata}" "${perfdata}.old" "${script}"
+	rmmod ${mod} 2>/dev/null || true
+	trap - EXIT TERM INT
+}
+trap cleanup EXIT TERM INT
+
+if [ "$(id -u)" != 0 ]; then
+	echo "Skip: not root"
+	exit 2
+fi
+if [ -z "${ko}" ] || [ ! -r "${ko}" ]; then
+	echo "Skip: no test module (set PERF_TEST_DYNTEXT_KO)"
+	exit 2
+fi
+rmmod ${mod} 2>/dev/null || true
+
+PATH=${PATH}:/sbin:/usr/sbin
+perf record -a -e cpu-clock -F 999 -o "${perfdata}" -- sh -c "
+	insmod ${ko} &&
+	echo 1000 > /sys/module/${mod}/parameters/spin_ms &&
+	rmmod ${mod} &&
+	insmod ${ko} && rmmod ${mod} && echo loaded > ${script}" 2>/dev/null
+if [ "$(cat "${script}")" != loaded ]; then
+	echo "FAIL: could not load and unload ${ko}"
+	exit 1
+fi
+
+if ! perf report -D -i "${perfdata}" 2>/dev/null |
+	grep -q "PERF_RECORD_KSYMBOL .* type 3 flags 0x0 name ${mod}$"; then
+	echo "Skip: the kernel does not announce module text"
+	exit 2
+fi
+
+perf report -i "${perfdata}" --stdio --sort dso,sym > /dev/null
+perf script -i "${perfdata}" -F ip,sym,dso > "${script}"
+named=$(grep -c "dyntext_test_busy (.*${mod}" "${script}" || true)
+unnamed=$(grep -c "\[unknown\] (\[${mod}\])" "${script}" || true)
+echo "samples in dyntext_test_busy: ${named}, unnamed in the module: ${unnamed}"
+if [ "${named}" -lt 10 ] || [ "${unnamed}" -ne 0 ]; then
+	echo "FAIL: the module's samples are not named by function"
+	exit 1
+fi
+exit 0

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tests this series adds where upstream keeps them, run in the guest:
+ * the perf tests "maps__fixup_overlappings" and "ksymbol maps"
+ * (tools/perf/tests/maps.c), the
+ * perf shell test record_module.sh (tools/perf/tests/shell) and the libperf
+ * test test_mmap_read_done() (tools/lib/perf/tests/test-evlist.c).  Each
+ * passes only if its output says that the test ran and passed.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "../kselftest_harness.h"
+#include "perf_run.h"
+#include "records.h"
+
+/* Run cmd with sh; its stdout and stderr go to out; its exit status. */
+static int run(const char *cmd, char *out, size_t len)
+{
+	char full[3 * PATH_MAX];
+	size_t n = 0;
+	FILE *f;
+	int st;
+
+	snprintf(full, sizeof(full), "%s 2>&1", cmd);
+	f = popen(full, "r");
+	if (!f)
+		return -errno;
+	while (n + 1 < len && fgets(out + n, len - n, f))
+		n += strlen(out + n);
+	out[n] = 0;
+	st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* The patched tree: build/kernel, beside build/selftests/dyntext. */
+static void tree_dir(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/../../kernel", test_binary_dir());
+}
+
+static char out[1 << 16];
+
+/* perf test -v name: it passed. */
+static void perf_test(struct __test_metadata *_metadata, const char *name)
+{
+	char perf[PATH_MAX], cmd[2 * PATH_MAX];
+
+	ASSERT_EQ(0, find_perf(perf, sizeof(perf)));
+	snprintf(cmd, sizeof(cmd), "%s test -v '%s'", perf, name);
+	EXPECT_EQ(0, run(cmd, out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, name)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, ": Ok")) TH_LOG("%s", out);
+}
+
+TEST(perf_test_maps_fixup_overlappings)
+{
+	perf_test(_metadata, "maps__fixup_overlappings");
+}
+
+TEST(perf_test_ksymbol_maps)
+{
+	perf_test(_metadata, "ksymbol maps");
+}
+
+TEST(perf_test_shell_record_module)
+{
+	char perf[PATH_MAX], tree[PATH_MAX], env[2 * PATH_MAX], cmd[5 * PATH_MAX];
+	char *dir, *line;
+
+	if (geteuid())
+		SKIP(return, "needs root");
+	ASSERT_EQ(0, find_perf(perf, sizeof(perf)));
+	tree_dir(tree, sizeof(tree));
+	dir = strdup(perf);
+	ASSERT_NE(NULL, dir);
+	*strrchr(dir, '/') = 0;
+	/* perf test finds shell tests in ./tests/shell; they run perf from PATH. */
+	snprintf(env, sizeof(env), "PATH=%s:$PATH PERF_TEST_DYNTEXT_KO=%s/dyntext_test.ko",
+		 dir, test_binary_dir());
+	snprintf(cmd, sizeof(cmd), "cd %s/tools/perf && %s %s test -v '%s'",
+		 tree, env, perf, "a module loaded and unloaded mid-record");
+	free(dir);
+	EXPECT_EQ(0, run(cmd, out, sizeof(out))) TH_LOG("%s", out);
+	line = strstr(out, "samples in dyntext_test_busy: ");
+	EXPECT_NE(NULL, line) TH_LOG("%s", out);
+	if (line)
+		TH_LOG("%.*s", (int)strcspn(line, "\n"), line);
+	EXPECT_NE(NULL, strstr(out, ": Ok")) TH_LOG("%s", out);
+	test_module_unload("dyntext_test");
+}
+
+/*
+ * The libperf tests (built as tools/lib/perf/tests-static): the others need
+ * hardware counters or tracefs that this guest may lack, so only this one's
+ * result decides.
+ */
+TEST(libperf_test_mmap_read_done)
+{
+	char tree[PATH_MAX], cmd[2 * PATH_MAX];
+
+	tree_dir(tree, sizeof(tree));
+	snprintf(cmd, sizeof(cmd), "cd %s/tools/lib/perf && ./tests-static -v", tree);
+	run(cmd, out, sizeof(out));
+	EXPECT_NE(NULL, strstr(out, "second pass: 1 COMM record(s), libperf-second"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "first pass: not one COMM record")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "second pass: the record written")) TH_LOG("%s", out);
+}
+
+TEST_HARNESS_MAIN
