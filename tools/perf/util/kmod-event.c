@@ -228,8 +228,12 @@ static void kmod_pending__flush(struct perf_env *env)
 
 /* The module files under /lib/modules/$(uname -r), by module name. */
 struct kmod_file {
-	char	*name;		/* "[name]", as kmod_path__parse_name() gives */
-	char	*path;
+	char		*name;		/* "[name]", as kmod_path__parse_name() gives */
+	char		*path;
+	/* The file's build-id, read again only if the file changed. */
+	struct stat	st;
+	struct build_id	bid;
+	bool		bid_read;
 };
 
 static struct {
@@ -303,7 +307,7 @@ static int kmod_file__cmp(const void *a, const void *b)
  * directory is read once, on the first module perf record is told about:
  * after that a module costs a lookup.
  */
-static const char *kmod_files__find(const char *name)
+static struct kmod_file *kmod_files__find(const char *name)
 {
 	struct kmod_file key, *f;
 	char bracketed[KSYM_NAME_LEN + 2];
@@ -324,7 +328,28 @@ static const char *kmod_files__find(const char *name)
 	key.name = bracketed;
 	f = bsearch(&key, kmod_files.files, kmod_files.nr,
 		    sizeof(*kmod_files.files), kmod_file__cmp);
-	return f ? f->path : NULL;
+	return f;
+}
+
+/*
+ * The build-id of the module file f into *bid, size 0 if it has none perf
+ * can read (a compressed module): a module loaded again and again costs a
+ * stat(), not an ELF read, as long as its file stays the same.
+ */
+static void kmod_file__build_id(struct kmod_file *f, struct build_id *bid)
+{
+	struct stat st;
+
+	if (stat(f->path, &st) || !f->bid_read || st.st_dev != f->st.st_dev ||
+	    st.st_ino != f->st.st_ino || st.st_size != f->st.st_size ||
+	    st.st_mtim.tv_sec != f->st.st_mtim.tv_sec ||
+	    st.st_mtim.tv_nsec != f->st.st_mtim.tv_nsec) {
+		if (filename__read_build_id(f->path, &f->bid) <= 0)
+			f->bid.size = 0;
+		f->st = st;
+		f->bid_read = true;
+	}
+	*bid = f->bid;
 }
 
 /*
@@ -345,7 +370,7 @@ static struct kmod_text *kmod_text__capture(u64 addr, u64 len, const char *name,
 	struct kmod_text *text = zalloc(sizeof(*text));
 	char mod[KSYM_NAME_LEN], notes[PATH_MAX];
 	struct build_id bid, fbid;
-	const char *path;
+	struct kmod_file *file;
 
 	*pending = false;
 	if (!text)
@@ -356,8 +381,8 @@ static struct kmod_text *kmod_text__capture(u64 addr, u64 len, const char *name,
 	if (!text->name)
 		goto err;
 	snprintf(mod, sizeof(mod), "%.*s", (int)kmod_name_len(name), name);
-	path = kmod_files__find(mod);
-	if (path && strchr(name, '.')) {
+	file = kmod_files__find(mod);
+	if (file && strchr(name, '.')) {
 		/*
 		 * Init text: with the module's file, it stays unnamed, as
 		 * for a module present at the start.
@@ -371,25 +396,26 @@ static struct kmod_text *kmod_text__capture(u64 addr, u64 len, const char *name,
 	 * build-id of /sys/module/name/notes may not be readable yet: the
 	 * file's build-id is the one perf report matches anyway, and a
 	 * readable one of the loaded module that differs rules the file out.
+	 * A file without a build-id perf can read (compressed) is kept:
+	 * perf report checks it.
 	 */
-	if (path && filename__read_build_id(path, &fbid) > 0) {
+	if (file) {
+		kmod_file__build_id(file, &fbid);
 		bid = fbid;
 		snprintf(notes, sizeof(notes),
 			 "%s/module/%s/notes/.note.gnu.build-id",
 			 sysfs__mountpoint(), name);
-		if (!sysfs__read_build_id(notes, &bid) &&
+		if (fbid.size && !sysfs__read_build_id(notes, &bid) &&
 		    (bid.size != fbid.size || memcmp(bid.data, fbid.data, bid.size)))
-			path = NULL;	/* another build of the module */
-	} else if (path) {
-		bid.size = 0;		/* compressed: perf report checks it */
+			file = NULL;	/* another build of the module */
 	}
-	if (path) {
-		text->path = strdup(path);
+	if (file) {
+		text->path = strdup(file->path);
 		if (!text->path)
 			goto err;
-		if (bid.size && bid.size <= sizeof(text->build_id)) {
-			memcpy(text->build_id, bid.data, bid.size);
-			text->build_id_size = bid.size;
+		if (fbid.size && fbid.size <= sizeof(text->build_id)) {
+			memcpy(text->build_id, fbid.data, fbid.size);
+			text->build_id_size = fbid.size;
 		}
 		return text;
 	}
