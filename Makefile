@@ -43,7 +43,8 @@ KMAKE = $(MAKE) -s -C $(1) -j$(JOBS) $(KBUILD_VARS)
 TIMEOUT ?= 900
 
 .PHONY: all deps tree kernel perf selftests module check run baseline bench \
-	vm vm-stock clean FORCE stress stress-build stress-check
+	vm vm-stock clean FORCE stress stress-build stress-check series \
+	series-check
 
 all: kernel perf selftests
 
@@ -167,6 +168,17 @@ vm: kernel
 
 vm-stock: baseline
 	@$(TOP)/scripts/vm-run --kernel $(STOCK_BZIMAGE) --timeout $(TIMEOUT) -- sh -c '$(CMD)'
+
+# The series upstream sees (build/series: git format-patch output with a
+# cover letter), generated from patches/ and the new files; series-check
+# applies it to a fresh base one patch at a time and builds and checks every
+# step, then the build matrix (SERIES_MATRIX, see scripts/series-check).
+series: deps
+	@$(TOP)/scripts/series $(B)/series-git $(B)/series
+
+series-check: series
+	@$(TOP)/scripts/install-deps series
+	@$(TOP)/scripts/series-check $(B)/series-git $(B)/series $(B)/series-check
 
 clean:
 	rm -rf $(B)

@@ -315,7 +315,7 @@ EXPORT_SYMBOL_GPL(dyntext_registered);
  * halves disabled; on PREEMPT_RT it may sleep).
  *
  * Text inside the kernel image is accepted (powerpc's optprobe slot page
- * and s390's kprobe page live there): core kernel symbols keep naming it.
+ * lives there): core kernel symbols keep naming it.
  *
  * Return: 0 on success; -EINVAL for a missing, empty or over-long name, a
  * missing class or one whose ksymbol type is not BPF, OOL or MODULE, or an

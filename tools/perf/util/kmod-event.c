@@ -464,8 +464,8 @@ static void kmod_event__sb_pass_done(void *data)
  * On the side-band event that perf record has for PERF_RECORD_BPF_EVENT,
  * if there is one: one side-band event, as before.  A second one would make
  * evlist__start_sb_thread() ask for sample ids on both, and kernels without
- * "perf/core: give every listener a ksymbol and BPF record of the right
- * size" then write ksymbol and BPF records of the wrong size into the ring
+ * "perf/core: Fix the size of ksymbol and BPF records for every listener"
+ * then write ksymbol and BPF records of the wrong size into the ring
  * buffers of the other listeners, perf record's own included: perf report
  * rejects the file ("failed to process type: 17").  A kernel without
  * module ksymbol records refuses attr.ksymbol_module; the open falls back

@@ -47,7 +47,8 @@
 #include "bpf_images.skel.h"
 
 #define DBG		"/sys/kernel/debug"
-#define ENOTSUPP	524	/* the kernel's, for a program the JIT failed */
+/* Kernel-internal error 524 (not a SUSV4 code): a program the JIT failed. */
+#define KERNEL_ENOTSUPP	524
 #define MAX_ERRNO	8
 
 static double now_s(void)
@@ -200,7 +201,7 @@ struct target {
 
 static struct target targets[NR_TARGETS] = {
 	{ "BPF_PROG_LOAD, 2 subprograms", op_prog, undo_prog, 0,
-	  { -ENOMEM, -ENOTSUPP } },
+	  { -ENOMEM, -KERNEL_ENOTSUPP } },
 	{ "finit_module", op_mod, undo_mod, 0, { -ENOMEM } },
 	{ "finit_module fail_init=1", op_mod_fail, NULL, -EINVAL,
 	  { -ENOMEM, -EINVAL } },

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -588,6 +589,34 @@ TEST_F(replay, task_event_refused)
 	EXPECT_EQ(-1, ioctl(rec_stream_fd(&self->s),
 			    PERF_EVENT_IOC_KSYMBOL_REPLAY, &r));
 	EXPECT_EQ(EOPNOTSUPP, errno);
+}
+
+/*
+ * A task event bound to a CPU (what perf record opens for a workload) is a
+ * task event too: other tasks' unregisters never reach it.
+ */
+TEST_F(replay, task_event_on_a_cpu_refused)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.ksymbol = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	struct perf_ksymbol_replay r = { .size = sizeof(r) };
+	size_t len = 2 * sysconf(_SC_PAGESIZE);
+	int fd = syscall(__NR_perf_event_open, &attr, 0, 0, -1, 0);
+	void *rb;
+
+	ASSERT_LE(0, fd);
+	rb = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, rb);
+	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &r));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	munmap(rb, len);
+	close(fd);
 }
 
 /* An event without attr.ksymbol has nothing to replay into. */
