@@ -17,21 +17,25 @@ B      := $(TOP)/build
 JOBS   ?= $(shell nproc)
 DEBUG  ?= 0
 
+# DEBUG=1: every kernel, tree and output of its own (-debug), so that
+# switching DEBUG never rebuilds or boots the other variant.
 ifeq ($(DEBUG),1)
-KTREE  := $(B)/kernel-debug
+SFX    := -debug
 FRAGS  := $(TOP)/configs/base.config $(TOP)/configs/debug.config
 else
-KTREE  := $(B)/kernel
+SFX    :=
 FRAGS  := $(TOP)/configs/base.config
 endif
+KTREE  := $(B)/kernel$(SFX)
 # The stock kernel gets the same fragments minus the patch set's own.
 STOCK_FRAGS := $(FRAGS)
 FRAGS  += $(TOP)/configs/dyntext.config
-STOCK  := $(B)/stock
+STOCK  := $(B)/stock$(SFX)
 BZIMAGE := $(KTREE)/arch/x86/boot/bzImage
 STOCK_BZIMAGE := $(STOCK)/arch/x86/boot/bzImage
-PERF   := $(B)/perf/perf
-ST_OUT := $(B)/selftests/dyntext
+PERF_OUT := $(B)/perf$(SFX)
+PERF   := $(PERF_OUT)/perf
+ST_OUT ?= $(B)/selftests$(SFX)/dyntext
 ST_BINS := $(addprefix $(ST_OUT)/,ksym_abi bpf_images visibility ool module_kallsyms module_records perf_tools perf_compat replay upstream_tests)
 
 export CCACHE_BASEDIR := $(B)
@@ -62,11 +66,11 @@ kernel: tree
 
 perf: kernel
 	@echo "  BUILD   perf"
-	@mkdir -p $(B)/perf
-	@$(MAKE) -s -C $(KTREE)/tools/perf -j$(JOBS) O=$(B)/perf \
+	@mkdir -p $(PERF_OUT)
+	@$(MAKE) -s -C $(KTREE)/tools/perf -j$(JOBS) O=$(PERF_OUT) \
 		CC="ccache gcc" NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JEVENTS=1 \
 		LIBBPF_DYNAMIC=1 LIBTRACEEVENT_DYNAMIC=1 WERROR=0 \
-		> $(B)/perf-build.log 2>&1 || { tail -30 $(B)/perf-build.log; exit 1; }
+		> $(PERF_OUT).log 2>&1 || { tail -30 $(PERF_OUT).log; exit 1; }
 
 selftests module: kernel
 	@echo "  BUILD   selftests"
@@ -88,7 +92,7 @@ check: kernel perf selftests baseline
 	@for t in $(ST_BINS); do \
 		echo "$$(basename $$(dirname $$t))_$$(basename $$t)"; \
 	done > $(B)/check/expected
-	@$(TOP)/scripts/vm-run --job $(B)/check --timeout $(TIMEOUT) \
+	@$(TOP)/scripts/vm-run --kernel $(BZIMAGE) --job $(B)/check --timeout $(TIMEOUT) \
 		-- sh -c '$(TOP)/scripts/guest-check /run/job/results $(ST_BINS); \
 			rc=$$?; $(DUMP) > /run/job/kallsyms-bpf.patched; exit $$rc' \
 		|| echo "make check: the guest run ended with status $$?"
@@ -109,7 +113,7 @@ check: kernel perf selftests baseline
 	@$(MAKE) -s stress-check STRESS_RESULTS=$(B)/check/results \
 		|| echo "make check: the debug guest run ended with status $$?"
 	@echo
-	@$(TOP)/scripts/report $(B)/check
+	@$(TOP)/scripts/report $(B)/check $(B)/stress-check
 
 # Stock and patched side by side: BENCH_ROUNDS (3) interleaved boots each.
 # The modules the workloads load are built against each kernel's tree
@@ -134,7 +138,7 @@ DEBUG_BZIMAGE := $(B)/kernel-debug/arch/x86/boot/bzImage
 ST_DEBUG_OUT := $(B)/selftests-debug/dyntext
 STRESS_RUN = $(TOP)/scripts/vm-run --kernel $(DEBUG_BZIMAGE) --job $(1) \
 	--timeout $$(( $(2) + $(3) + 900 )) -- $(TOP)/scripts/guest-stress \
-	/run/job/results $(2) $(3) $(PERF) $(ST_DEBUG_OUT) \
+	/run/job/results $(2) $(3) $(B)/perf/perf $(ST_DEBUG_OUT) \
 	|| echo "make stress: the guest run ended with status $$?"
 
 stress-build:
@@ -155,7 +159,7 @@ stress-check: stress-build
 	@$(TOP)/scripts/stress-report $(B)/stress-check $(STRESS_RESULTS)
 
 run: kernel perf selftests
-	@$(TOP)/scripts/vm-run --timeout $(TIMEOUT) -- $(TOP)/scripts/demo $(PERF) $(ST_OUT)
+	@$(TOP)/scripts/vm-run --kernel $(BZIMAGE) --timeout $(TIMEOUT) -- $(TOP)/scripts/demo $(PERF) $(ST_OUT)
 
 baseline: deps
 	@$(TOP)/scripts/prepare-tree $(STOCK) stock
@@ -164,7 +168,7 @@ baseline: deps
 	@$(call KMAKE,$(STOCK)) bzImage modules
 
 vm: kernel
-	@$(TOP)/scripts/vm-run --timeout $(TIMEOUT) -- sh -c '$(CMD)'
+	@$(TOP)/scripts/vm-run --kernel $(BZIMAGE) --timeout $(TIMEOUT) -- sh -c '$(CMD)'
 
 vm-stock: baseline
 	@$(TOP)/scripts/vm-run --kernel $(STOCK_BZIMAGE) --timeout $(TIMEOUT) -- sh -c '$(CMD)'
