@@ -36,7 +36,9 @@ STOCK_BZIMAGE := $(STOCK)/arch/x86/boot/bzImage
 PERF_OUT := $(B)/perf$(SFX)
 PERF   := $(PERF_OUT)/perf
 ST_OUT ?= $(B)/selftests$(SFX)/dyntext
-ST_BINS := $(addprefix $(ST_OUT)/,ksym_abi bpf_images visibility ool module_kallsyms module_records perf_tools perf_compat replay upstream_tests)
+ST_NAMES := ksym_abi bpf_images visibility ool module_kallsyms module_records \
+	perf_tools perf_compat replay upstream_tests
+ST_BINS := $(addprefix $(ST_OUT)/,$(ST_NAMES))
 
 export CCACHE_BASEDIR := $(B)
 export CCACHE_NOHASHDIR := 1
@@ -83,32 +85,33 @@ selftests module: kernel
 DEBUG_SUITES := debug_misuse debug_stress debug_faults debug_kmemleak \
 	debug_kernel_log
 
-# One boot of the patched kernel runs KUnit (at boot) and every kselftest,
-# then dumps the BPF lines of /proc/kallsyms for a workload; one boot of the
-# stock kernel dumps the same, and the report compares the two.
-DUMP := $(ST_OUT)/dyntext_bench dump
+# One boot of the patched kernel runs KUnit (at boot), dumps /proc/kallsyms
+# after a workload of every kind, then runs every kselftest; one boot of the
+# stock kernel dumps the same and runs every kselftest too
+# (scripts/expected-on-stock says which must fail there); the debug kernel
+# runs them again (stress-check); the report compares the two dumps.
+DUMP := kallsyms_dump
 check: kernel perf selftests baseline
 	@rm -rf $(B)/check $(B)/check-stock && mkdir -p $(B)/check
-	@for t in $(ST_BINS); do \
-		echo "$$(basename $$(dirname $$t))_$$(basename $$t)"; \
-	done > $(B)/check/expected
+	@for t in $(ST_NAMES); do echo dyntext_$$t; echo stock_$$t; \
+		echo debug_dyntext_$$t; done > $(B)/check/expected
 	@$(TOP)/scripts/vm-run --kernel $(BZIMAGE) --job $(B)/check --timeout $(TIMEOUT) \
-		-- sh -c '$(TOP)/scripts/guest-check /run/job/results $(ST_BINS); \
-			rc=$$?; $(DUMP) > /run/job/kallsyms-bpf.patched; exit $$rc' \
+		-- sh -c '$(ST_OUT)/$(DUMP) > /run/job/kallsyms.patched; \
+			$(TOP)/scripts/guest-check /run/job/results $(ST_BINS)' \
 		|| echo "make check: the guest run ended with status $$?"
 	@$(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
 		OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
 		STOCK_KDIR=$(STOCK) stock-modules
-	@cp $(ST_OUT)/perf_compat $(ST_OUT)/stock/
-	@echo stock_perf_compat >> $(B)/check/expected
+	@cp $(ST_BINS) $(ST_OUT)/kallsyms_dump $(ST_OUT)/stock/
 	@$(TOP)/scripts/vm-run --kernel $(STOCK_BZIMAGE) --job $(B)/check-stock \
-		--quiet --timeout $(TIMEOUT) -- sh -c '$(DUMP) > /run/job/out.dump; \
-			r=/run/job/results/stock_perf_compat; mkdir -p /run/job/results; \
-			cd $(ST_OUT)/stock && PERF=$(PERF) timeout 300 ./perf_compat \
-			> $$r.tap 2>&1; echo $$? > $$r.rc' \
-		&& cp $(B)/check-stock/out.dump $(B)/check/kallsyms-bpf.stock \
+		--quiet --timeout $(TIMEOUT) -- sh -c '$(ST_OUT)/stock/$(DUMP) \
+			> /run/job/out.dump; PERF=$(PERF) DYNTEXT_TREE=$(KTREE) \
+			$(TOP)/scripts/guest-check /run/job/results \
+			$(addprefix $(ST_OUT)/stock/,$(ST_NAMES))' \
+		&& cp $(B)/check-stock/out.dump $(B)/check/kallsyms.stock \
 		|| echo "make check: the stock guest run ended with status $$?"
-	@cp $(B)/check-stock/results/* $(B)/check/results/ 2>/dev/null || true
+	@cp $(B)/check-stock/results/*.tap $(B)/check-stock/results/*.rc \
+		$(B)/check/results/ 2>/dev/null || true
 	@for t in $(DEBUG_SUITES); do echo $$t; done >> $(B)/check/expected
 	@$(MAKE) -s stress-check STRESS_RESULTS=$(B)/check/results \
 		|| echo "make check: the debug guest run ended with status $$?"
@@ -128,7 +131,8 @@ bench: kernel perf selftests baseline
 # build/kernel-debug; its tests and modules in build/selftests-debug): the
 # misuse test, STRESS_SECONDS of every producer at once under perf record,
 # STRESS_FAULT_SECONDS of fault injection, kmemleak and the kernel log.
-# stress-check is the short version for make check; with STRESS_RESULTS=DIR
+# stress-check is the short version for make check, and runs every
+# kselftest on the debug kernel first (KASAN, lockdep); with STRESS_RESULTS=DIR
 # it copies its TAP (debug_*.tap and .rc) there for scripts/report.
 STRESS_SECONDS ?= 300
 STRESS_FAULT_SECONDS ?= 300
@@ -138,7 +142,7 @@ DEBUG_BZIMAGE := $(B)/kernel-debug/arch/x86/boot/bzImage
 ST_DEBUG_OUT := $(B)/selftests-debug/dyntext
 STRESS_RUN = $(TOP)/scripts/vm-run --kernel $(DEBUG_BZIMAGE) --job $(1) \
 	--timeout $$(( $(2) + $(3) + 900 )) -- $(TOP)/scripts/guest-stress \
-	/run/job/results $(2) $(3) $(B)/perf/perf $(ST_DEBUG_OUT) \
+	/run/job/results $(2) $(3) $(B)/perf/perf $(ST_DEBUG_OUT) $(4) \
 	|| echo "make stress: the guest run ended with status $$?"
 
 stress-build:
@@ -154,7 +158,7 @@ stress: stress-build
 
 stress-check: stress-build
 	@rm -rf $(B)/stress-check && mkdir -p $(B)/stress-check
-	@$(call STRESS_RUN,$(B)/stress-check,$(STRESS_CHECK_SECONDS),$(STRESS_CHECK_FAULT_SECONDS))
+	@$(call STRESS_RUN,$(B)/stress-check,$(STRESS_CHECK_SECONDS),$(STRESS_CHECK_FAULT_SECONDS),$(ST_NAMES))
 	@echo
 	@$(TOP)/scripts/stress-report $(B)/stress-check $(STRESS_RESULTS)
 

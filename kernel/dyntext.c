@@ -6,12 +6,12 @@
  * registered here: one entry per region with its range, name and owner.
  * Lookups by address are lock-free and NMI-safe (latch trees, as the
  * module and BPF trees used before, one per kind of text); /proc/kallsyms
- * walks a list in registration order with a cursor, so a full read is
- * linear.  Adding and deleting are the only way in and out, and both
- * announce the region to perf with a PERF_RECORD_KSYMBOL record from here,
- * under the registry's lock, so that the records of one region are ordered
- * like the registry's own changes and every register record has exactly
- * one unregister record.
+ * walks a list in registration order with a cursor, once per kallsyms rank
+ * (stock's order of sections), so a full read is linear.  Adding and
+ * deleting are the only way in and out, and both announce the region to
+ * perf with a PERF_RECORD_KSYMBOL record from here, under the registry's
+ * lock, so that the records of one region are ordered like the registry's
+ * own changes and every register record has exactly one unregister record.
  *
  * See Documentation/core-api/dyntext.rst.
  */
@@ -329,7 +329,8 @@ int dyntext_add(struct dyntext *dt)
 	int t;
 
 	if (!dt || !dt->class || !dt->name || !dt->name[0] ||
-	    strnlen(dt->name, KSYM_NAME_LEN) == KSYM_NAME_LEN) {
+	    strnlen(dt->name, KSYM_NAME_LEN) == KSYM_NAME_LEN ||
+	    dt->class->kallsyms_rank >= DYNTEXT_KALLSYMS_NR_RANKS) {
 		pr_warn_ratelimited("%pS: bad name or class\n",
 				    __builtin_return_address(0));
 		return -EINVAL;
@@ -505,32 +506,46 @@ const char *dyntext_address_lookup(unsigned long addr, unsigned long *size,
 	return ret;
 }
 
-static struct dyntext *dyntext_next_listed(struct dyntext *dt)
+/* The next listed entry of kallsyms rank @rank after @dt (NULL: the head). */
+static struct dyntext *dyntext_next_listed(struct dyntext *dt,
+					   unsigned int rank)
 {
 	struct list_head *p = dt ? &dt->lnode : &dyntext_list;
 
 	for (p = rcu_dereference(list_next_rcu(p)); p != &dyntext_list;
 	     p = rcu_dereference(list_next_rcu(p))) {
 		dt = list_entry(p, struct dyntext, lnode);
-		if (dyntext_listed(dt))
+		if (dt->class->kallsyms_rank == rank && dyntext_listed(dt))
 			return dt;
 	}
 	return NULL;
 }
 
+/* The listed entry after @dt in /proc/kallsyms order; *@rank follows it. */
+static struct dyntext *dyntext_next_kallsym(struct dyntext *dt,
+					    unsigned int *rank)
+{
+	dt = dyntext_next_listed(dt, *rank);
+	while (!dt && ++*rank < DYNTEXT_KALLSYMS_NR_RANKS)
+		dt = dyntext_next_listed(NULL, *rank);
+	return dt;
+}
+
 /**
  * dyntext_get_kallsym - the @symnum-th listed region, for /proc/kallsyms
  * @it:		cursor, zeroed before the first call of a walk
- * @symnum:	index among the listed regions, in registration order
+ * @symnum:	index among the listed regions, in /proc/kallsyms order: by
+ *		the class's kallsyms rank, then in registration order
  * @value:	receives the start address
  * @type:	receives the symbol type letter
  * @name:	receives the name, KSYM_NAME_LEN bytes
  * @owner:	receives the owner tag
  * @owner_len:	size of @owner
  *
- * A walk with increasing @symnum costs O(1) per entry: the cursor remembers
- * the last entry and stays valid until a region is deleted, which restarts
- * the count from the head of the list.
+ * A walk with increasing @symnum goes over the list once per rank
+ * (%DYNTEXT_KALLSYMS_NR_RANKS): the cursor remembers the last entry and
+ * its rank, and stays valid until a region is deleted, which restarts the
+ * count from the head of the list.
  *
  * Return: 0, or -ERANGE past the last listed region.
  */
@@ -539,8 +554,8 @@ int dyntext_get_kallsym(struct dyntext_iter *it, unsigned int symnum,
 			char *owner, size_t owner_len)
 {
 	struct dyntext *dt;
+	unsigned int idx, rank;
 	unsigned long gen;
-	unsigned int idx;
 	int ret = -ERANGE;
 
 	rcu_read_lock();
@@ -548,12 +563,14 @@ int dyntext_get_kallsym(struct dyntext_iter *it, unsigned int symnum,
 	if (it->cur && it->gen == gen && it->idx <= symnum) {
 		dt = it->cur;
 		idx = it->idx;
+		rank = it->rank;
 	} else {
-		dt = dyntext_next_listed(NULL);
+		rank = 0;
+		dt = dyntext_next_kallsym(NULL, &rank);
 		idx = 0;
 	}
 	while (dt && idx < symnum) {
-		dt = dyntext_next_listed(dt);
+		dt = dyntext_next_kallsym(dt, &rank);
 		idx++;
 	}
 	if (dt) {
@@ -564,6 +581,7 @@ int dyntext_get_kallsym(struct dyntext_iter *it, unsigned int symnum,
 		it->cur = dt;
 		it->idx = idx;
 		it->gen = gen;
+		it->rank = rank;
 		ret = 0;
 	} else {
 		it->cur = NULL;

@@ -320,6 +320,65 @@ static void dyntext_test_iteration(struct kunit *test)
 	dt_test_consistent(test, 5);
 }
 
+/* Classes of each kallsyms rank, and one past the last rank. */
+#define DT_TEST_RANK_CLASS(type, rank) {		\
+	.owner		= DT_TEST_OWNER,		\
+	.ksym_type	= PERF_RECORD_KSYMBOL_TYPE_##type,	\
+	.sym_type	= 't',				\
+	.kallsyms_rank	= rank,				\
+}
+
+static const struct dyntext_class dt_test_rank_class[] = {
+	DT_TEST_RANK_CLASS(OOL, DYNTEXT_KALLSYMS_FTRACE),
+	DT_TEST_RANK_CLASS(BPF, DYNTEXT_KALLSYMS_BPF),
+	DT_TEST_RANK_CLASS(OOL, DYNTEXT_KALLSYMS_KPROBES),
+	DT_TEST_RANK_CLASS(OOL, DYNTEXT_KALLSYMS_NR_RANKS),
+};
+
+/*
+ * /proc/kallsyms lists the regions rank by rank (stock's order: ftrace
+ * trampolines, BPF, kprobe pages), each rank in registration order, with
+ * the cursor and without it.
+ */
+static void dyntext_test_kallsyms_order(struct kunit *test)
+{
+	static const unsigned int rank_of[] = { 2, 0, 1, 0, 2, 1 };
+	static const unsigned int want[] = { 1, 3, 2, 5, 0, 4 };
+	struct dt_test_ctx *ctx = test->priv;
+	struct dyntext_iter it = {};
+	unsigned long addrs[8];
+	unsigned int i, n;
+	struct dt_test_region *r;
+
+	for (i = 0; i < ARRAY_SIZE(rank_of); i++) {
+		r = &ctx->r[i];
+		snprintf(r->name, sizeof(r->name), "dyntext_kunit_%u", i);
+		dyntext_init(&r->dt, (unsigned long)ctx->buf + i * 64, 32,
+			     r->name, &dt_test_rank_class[rank_of[i]]);
+		KUNIT_ASSERT_EQ(test, 0, dyntext_add(&r->dt));
+	}
+	KUNIT_EXPECT_EQ(test, 6U, dt_test_walk(test, &it, addrs, 8));
+	for (i = 0; i < ARRAY_SIZE(want); i++)
+		KUNIT_EXPECT_EQ(test, (unsigned long)ctx->buf + want[i] * 64,
+				addrs[i]);
+
+	/* A delete invalidates the cursor: the count restarts, same order. */
+	KUNIT_EXPECT_EQ(test, 0, dyntext_del(&ctx->r[3].dt));
+	n = dt_test_walk(test, &it, addrs, 8);
+	KUNIT_EXPECT_EQ(test, 5U, n);
+	KUNIT_EXPECT_EQ(test, (unsigned long)ctx->buf + 1 * 64, addrs[0]);
+	KUNIT_EXPECT_EQ(test, (unsigned long)ctx->buf + 2 * 64, addrs[1]);
+	KUNIT_EXPECT_EQ(test, (unsigned long)ctx->buf + 4 * 64, addrs[4]);
+
+	/* A rank past the last is refused. */
+	r = &ctx->r[7];
+	snprintf(r->name, sizeof(r->name), "dyntext_kunit_7");
+	dyntext_init(&r->dt, (unsigned long)ctx->buf + 1024, 32, r->name,
+		     &dt_test_rank_class[3]);
+	KUNIT_EXPECT_EQ(test, -EINVAL, dyntext_add(&r->dt));
+	dt_test_consistent(test, 5);
+}
+
 /*
  * Each ksymbol type has a tree of its own, with bounds: lookups, overlap
  * checks, the walk and the consistency check must still see one registry.
@@ -528,6 +587,113 @@ static void dyntext_test_concurrent(struct kunit *test)
 		   ops, rd.lookups, rd.hits);
 	KUNIT_EXPECT_EQ(test, 0UL, rd.bad);
 	KUNIT_EXPECT_GT(test, rd.lookups, 0UL);
+	dt_test_consistent(test, 0);
+}
+
+/* An entry of its own allocation, freed after a grace period. */
+struct dt_test_dyn {
+	struct dyntext	dt;
+	char		name[32];
+	struct rcu_head	rcu;
+};
+
+struct dt_test_looker {
+	unsigned long		start;
+	size_t			span;
+	atomic_t		stop;
+	unsigned long		lookups;
+	unsigned long		named;
+	unsigned long		bad;
+	struct completion	done;
+};
+
+/*
+ * The lookups that unwinders and printk make, by address, while another
+ * CPU deletes the regions they find: kernel_text_address(),
+ * kallsyms_lookup() and %pS.  A name seen must be one the test gave.
+ */
+static int dt_test_looker_fn(void *arg)
+{
+	struct dt_test_looker *lk = arg;
+	char sym[KSYM_SYMBOL_LEN], *name, *modname;
+	unsigned long a, size, off, seed = 7;
+
+	name = kmalloc(KSYM_NAME_LEN, GFP_KERNEL);
+	while (name && !atomic_read(&lk->stop)) {
+		seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+		a = lk->start + (seed >> 17) % lk->span;
+		kernel_text_address(a);
+		if (kallsyms_lookup(a, &size, &off, &modname, name)) {
+			lk->named++;
+			if (strncmp(name, "dyntext_kunit_", 14))
+				lk->bad++;
+		}
+		snprintf(sym, sizeof(sym), "%pS", (void *)a);
+		lk->lookups++;
+		if (!(lk->lookups & 255))
+			cond_resched();
+	}
+	kfree(name);
+	complete(&lk->done);
+	return 0;
+}
+
+/*
+ * Lookups racing with deletes whose entries (and names) are freed after
+ * the grace period, as BPF frees its programs: with KASAN (the debug
+ * kernel of make check), a lookup that touched an entry after its grace
+ * period would be reported as a use-after-free.
+ */
+static void dyntext_test_lookup_vs_free(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	struct dt_test_looker lk = {
+		.start	= (unsigned long)ctx->buf,
+		.span	= 64 * 64,
+	};
+	struct dt_test_dyn *d[64];
+	unsigned int round, i, ops = 0;
+	struct task_struct *t;
+	int cpu;
+
+	init_completion(&lk.done);
+	t = kthread_create(dt_test_looker_fn, &lk, "dyntext_kunit_lk");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	if (cpu < nr_cpu_ids)
+		kthread_bind(t, cpu);
+	wake_up_process(t);
+
+	for (round = 0; round < 100; round++) {
+		for (i = 0; i < ARRAY_SIZE(d); i++) {
+			d[i] = kzalloc(sizeof(*d[i]), GFP_KERNEL);
+			if (!d[i])
+				break;
+			snprintf(d[i]->name, sizeof(d[i]->name),
+				 "dyntext_kunit_%u", round * 64 + i);
+			dyntext_init(&d[i]->dt, lk.start + i * 64, 64,
+				     d[i]->name, &dt_test_class);
+			if (dyntext_add(&d[i]->dt)) {
+				kfree(d[i]);
+				break;
+			}
+			ops++;
+		}
+		while (i--) {
+			dyntext_del(&d[i]->dt);
+			/* Poison the name now: a reader must not use it after. */
+			kfree_rcu(d[i], rcu);
+		}
+		cond_resched();
+	}
+	atomic_set(&lk.stop, 1);
+	wait_for_completion(&lk.done);
+	rcu_barrier();
+	kunit_info(test, "%u regions added and freed against %lu lookups (%lu named)\n",
+		   ops, lk.lookups, lk.named);
+	KUNIT_EXPECT_EQ(test, 6400U, ops);
+	KUNIT_EXPECT_EQ(test, 0UL, lk.bad);
+	KUNIT_EXPECT_GT(test, lk.named, 0UL);
 	dt_test_consistent(test, 0);
 }
 
@@ -911,10 +1077,12 @@ static struct kunit_case dyntext_test_cases[] = {
 	KUNIT_CASE(dyntext_test_boundaries),
 	KUNIT_CASE(dyntext_test_misuse),
 	KUNIT_CASE(dyntext_test_iteration),
+	KUNIT_CASE(dyntext_test_kallsyms_order),
 	KUNIT_CASE(dyntext_test_walk),
 	KUNIT_CASE(dyntext_test_trees),
 	KUNIT_CASE(dyntext_test_many),
 	KUNIT_CASE(dyntext_test_concurrent),
+	KUNIT_CASE(dyntext_test_lookup_vs_free),
 	{}
 };
 

@@ -16,11 +16,25 @@
 struct perf_event;
 struct dyntext;
 
+/*
+ * Where /proc/kallsyms lists a class's regions, after the modules' symbols:
+ * rank by rank, each in registration order.  The ranks keep the order of
+ * stock 6.1's sections.
+ */
+enum dyntext_kallsyms_rank {
+	DYNTEXT_KALLSYMS_FTRACE,	/* [__builtin__ftrace] */
+	DYNTEXT_KALLSYMS_BPF,		/* [bpf] */
+	DYNTEXT_KALLSYMS_KPROBES,	/* [__builtin__kprobes] */
+	DYNTEXT_KALLSYMS_NR_RANKS
+};
+
 /**
  * struct dyntext_class - what all regions of one producer have in common
  * @owner:	tag shown in brackets in /proc/kallsyms ("bpf", ...)
  * @ksym_type:	PERF_RECORD_KSYMBOL_TYPE_* of the records for these regions
  * @sym_type:	symbol type letter shown in /proc/kallsyms ('t')
+ * @kallsyms_rank: where /proc/kallsyms lists the regions (enum
+ *		dyntext_kallsyms_rank)
  * @not_in_kallsyms: /proc/kallsyms never lists these regions (a module's
  *		text, whose own symbols it lists instead; BPF programs loaded
  *		without CAP_BPF)
@@ -41,6 +55,7 @@ struct dyntext_class {
 	const char	*owner;
 	u16		ksym_type;
 	char		sym_type;
+	u8		kallsyms_rank;
 	bool		not_in_kallsyms;
 	bool		(*listed)(void);
 	int		(*replay)(const struct dyntext *dt, u64 end,
@@ -77,6 +92,7 @@ struct dyntext {
  * @cur:	the entry at @idx, valid while @gen is the registry's generation
  * @idx:	index of @cur among the listed entries
  * @gen:	registry generation when @cur was taken
+ * @rank:	kallsyms rank of @cur
  *
  * Zero-initialise it; the walk resumes in O(1) from where it stopped as
  * long as nothing was deleted in between (a delete restarts the count).
@@ -85,6 +101,7 @@ struct dyntext_iter {
 	struct dyntext	*cur;
 	unsigned int	idx;
 	unsigned long	gen;
+	unsigned int	rank;
 };
 
 /**

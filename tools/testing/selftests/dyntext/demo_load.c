@@ -10,69 +10,73 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+#include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf_run.h"
 #include "ksym_abi.skel.h"
 #include "demo.skel.h"
 
-static double since(const struct timespec *t0)
-{
-	struct timespec t;
+struct io {
+	int zero, null;
+	unsigned long reads;
+};
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
+/* Between two test runs: 200 one-byte reads and writes; 1 if one failed. */
+static int read_write(void *arg)
+{
+	struct io *io = arg;
+	int i;
+	char c;
+
+	for (i = 0; i < 200; i++) {
+		io->reads += read(io->zero, &c, 1) == 1;
+		if (write(io->null, &c, 1) != 1)
+			return 1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	double secs = argc > 1 ? atof(argv[1]) : 1.0;
-	unsigned char pkt[64] = { [12] = 0x08 };
-	unsigned long runs = 0, reads = 0;
+	struct io io = { };
+	struct bpf_run run = {
+		.secs = argc > 1 ? atof(argv[1]) : 1.0,
+		.repeat = 2000,
+		.between = read_write,
+		.arg = &io,
+	};
 	struct ksym_abi *prog = NULL;
 	struct demo *tramp = NULL;
-	struct timespec t0;
-	int ret = 1, zero, null, i;
-	char c;
+	int ret = 1, err;
 
-	zero = open("/dev/zero", O_RDONLY);
-	null = open("/dev/null", O_WRONLY);
+	io.zero = open("/dev/zero", O_RDONLY);
+	io.null = open("/dev/null", O_WRONLY);
 	prog = ksym_abi__open_and_load();
 	tramp = demo__open_and_load();
-	if (zero < 0 || null < 0 || !prog || !tramp || demo__attach(tramp)) {
+	if (io.zero < 0 || io.null < 0 || !prog || !tramp || demo__attach(tramp)) {
 		fprintf(stderr, "demo_load: cannot set up the BPF programs\n");
 		goto out;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (since(&t0) < secs) {
-		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt,
-			    .data_size_in = sizeof(pkt), .repeat = 2000);
-
-		if (bpf_prog_test_run_opts(bpf_program__fd(prog->progs.ksym_abi_main),
-					   &opts)) {
-			perror("demo_load: BPF_PROG_TEST_RUN");
-			goto out;
-		}
-		runs += opts.repeat;
-		for (i = 0; i < 200; i++) {
-			reads += read(zero, &c, 1) == 1;
-			if (write(null, &c, 1) != 1)
-				goto out;
-		}
-	}
+	err = bpf_run(bpf_program__fd(prog->progs.ksym_abi_main), &run);
+	if (err < 0)
+		fprintf(stderr, "demo_load: BPF_PROG_TEST_RUN: %s\n",
+			strerror(-err));
+	if (err)
+		goto out;
 	printf("demo_load: %lu runs of ksym_abi_main, %lu reads and writes",
-	       runs, reads);
+	       run.runs, io.reads);
 	printf(" (%llu reads seen by fentry)\n",
 	       (unsigned long long)tramp->bss->reads);
 	ret = 0;
 out:
 	demo__destroy(tramp);
 	ksym_abi__destroy(prog);
-	if (zero >= 0)
-		close(zero);
-	if (null >= 0)
-		close(null);
+	if (io.zero >= 0)
+		close(io.zero);
+	if (io.null >= 0)
+		close(io.null);
 	return ret;
 }

@@ -5,8 +5,6 @@
  *   dyntext_bench kallsyms N1 N2 ...   full /proc/kallsyms read, best of 3,
  *                                      with N1, N2, ... programs loaded
  *   dyntext_bench load COUNT           BPF program load+unload rate
- *   dyntext_bench dump                 load the test workload and print
- *                                      the [bpf] lines of /proc/kallsyms
  *   dyntext_bench recstart N PERF      perf record start-up with N programs
  *   dyntext_bench replay N [PAGES]     PERF_EVENT_IOC_KSYMBOL_REPLAY with N
  *                                      trivial programs loaded: time (best
@@ -33,7 +31,6 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
-#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,9 +42,9 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <linux/if_link.h>
 
 #include "records.h"
+#include "bpf_run.h"
 #include "ksym_abi.skel.h"
 #include "bpf_images.skel.h"
 
@@ -149,74 +146,6 @@ static int bench_load(long count)
 	}
 	t = now() - t0;
 	printf("bpf_load_unload_per_s,%ld,%.1f,ops/s\n", count, count / t);
-	return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char * const *)a, *(char * const *)b);
-}
-
-/*
- * The same BPF objects on any kernel: a program with two subprograms, an
- * fentry trampoline and the XDP dispatcher.  Prints their /proc/kallsyms
- * lines, sorted, for a comparison between kernels.  Two parts of a line
- * differ between boots and kernels by design and are printed symbolically:
- * the address (JITed images start at a random offset in their pack) and
- * the BTF type id in a trampoline's name (it depends on vmlinux's BTF).
- * The addresses are checked against bpf_prog_info by ksym_abi and
- * bpf_images on each kernel.
- */
-static int dump(void)
-{
-	struct ksym_abi *abi = ksym_abi__open_and_load();
-	struct bpf_images *img = bpf_images__open_and_load();
-	int ifindex = if_nametoindex("lo");
-	struct bpf_link *link;
-	char line[1024], tramp[128], **lines = NULL;
-	char *tab;
-	size_t n = 0, i;
-	FILE *f;
-
-	if (!abi || !img || !ifindex)
-		return 1;
-	link = bpf_program__attach(img->progs.images_fentry);
-	if (!link ||
-	    bpf_xdp_attach(ifindex, bpf_program__fd(img->progs.images_xdp),
-			   XDP_FLAGS_SKB_MODE, NULL))
-		return 1;
-	if (bpf_trampoline_name("bpf_fentry_test1", tramp, sizeof(tramp)))
-		return 1;
-	f = fopen("/proc/kallsyms", "r");
-	if (!f)
-		return 1;
-	while (fgets(line, sizeof(line), f)) {
-		char out[1100], *sym = line + 17;
-
-		if (!strstr(line, "\t[bpf]\n") || strlen(line) < 20 ||
-		    line[16] != ' ')
-			continue;
-		tab = strchr(sym, '\t');
-		if (tab && (size_t)(tab - sym - 2) == strlen(tramp) &&
-		    !strncmp(sym + 2, tramp, strlen(tramp)))
-			snprintf(out, sizeof(out), "<%s> %c bpf_trampoline_<bpf_fentry_test1>%s",
-				 strspn(line, "0") == 16 ? "zero" : "addr",
-				 sym[0], tab);
-		else
-			snprintf(out, sizeof(out), "<%s> %s",
-				 strspn(line, "0") == 16 ? "zero" : "addr",
-				 sym);
-		lines = realloc(lines, (n + 1) * sizeof(*lines));
-		lines[n++] = strdup(out);
-	}
-	fclose(f);
-	qsort(lines, n, sizeof(*lines), cmp_str);
-	for (i = 0; i < n; i++)
-		fputs(lines[i], stdout);
-	bpf_xdp_detach(ifindex, XDP_FLAGS_SKB_MODE, NULL);
-	bpf_link__destroy(link);
-	bpf_images__destroy(img);
-	ksym_abi__destroy(abi);
 	return 0;
 }
 
@@ -696,12 +625,10 @@ static int bench_modload(const char *ko, long count, bool listen)
  */
 static int bench_spin(double secs)
 {
-	unsigned char pkt[64] = { [12] = 0x08 };
 	struct ksym_abi *skel = ksym_abi__open_and_load();
-	unsigned long runs = 0;
+	struct bpf_run r = { .secs = secs, .repeat = 10000 };
 	char line[64];
-	double t0, t;
-	int fd;
+	int fd, err;
 
 	if (!skel) {
 		fprintf(stderr, "spin: cannot load the BPF program\n");
@@ -712,21 +639,12 @@ static int bench_spin(double secs)
 	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin))
 		goto err;
-	t0 = now();
-	do {
-		LIBBPF_OPTS(bpf_test_run_opts, opts,
-			    .data_in = pkt,
-			    .data_size_in = sizeof(pkt),
-			    .repeat = 10000);
-
-		if (bpf_prog_test_run_opts(fd, &opts)) {
-			perror("spin: BPF_PROG_TEST_RUN");
-			goto err;
-		}
-		runs += opts.repeat;
-		t = now() - t0;
-	} while (t < secs);
-	printf("bpf_spin_runs_per_s,%.0f,%.1f,ops/s\n", secs, runs / t);
+	err = bpf_run(fd, &r);
+	if (err) {
+		fprintf(stderr, "spin: BPF_PROG_TEST_RUN: %s\n", strerror(-err));
+		goto err;
+	}
+	printf("bpf_spin_runs_per_s,%.0f,%.1f,ops/s\n", secs, r.runs / r.elapsed);
 	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin))
 		goto err;
@@ -783,8 +701,6 @@ int main(int argc, char **argv)
 		return bench_replay(atol(argv[2]), argc == 4 ? atol(argv[3]) : 2048);
 	if (argc == 4 && !strcmp(argv[1], "recstart"))
 		return bench_recstart(atol(argv[2]), argv[3]);
-	if (argc == 2 && !strcmp(argv[1], "dump"))
-		return dump();
 	if (argc >= 5 && !strcmp(argv[1], "lookup"))
 		return bench_lookup(argv[2], atol(argv[3]), argc - 4, argv + 4);
 	if (argc == 3 && !strcmp(argv[1], "spin"))
@@ -793,7 +709,7 @@ int main(int argc, char **argv)
 	    !strcmp(argv[1], "modload"))
 		return bench_modload(argv[2], atol(argv[3]), argc == 5);
 	fprintf(stderr, "usage: %s kallsyms N... | load COUNT | replay N [PAGES] |\n"
-		"       recstart N PERF | dump |\n"
+		"       recstart N PERF |\n"
 		"       lookup KO CALLS N... | modload KO COUNT [listen] | spin SECS\n", argv[0]);
 	return 2;
 }

@@ -207,36 +207,6 @@ TEST_F(ksym_abi, kallsyms_lines)
 	}
 }
 
-#define LOOKUP_MOD "dyntext_lookup_bench"
-#define LOOKUP_RUN "/sys/module/" LOOKUP_MOD "/parameters/run"
-
-/*
- * What kernel_text_address() and kallsyms_lookup() say of addr, through
- * the lookup benchmark module (which builds against stock 6.1 too):
- * whether it is kernel text, and "name+0xoff/0xsize" or "-".
- */
-static int lookup_addr(unsigned long long addr, int *text, char *name,
-		       size_t len)
-{
-	char buf[1024];
-	unsigned long long ps;
-	FILE *f;
-	int n;
-
-	snprintf(buf, sizeof(buf), "10 %#llx", addr);
-	if (write_str(LOOKUP_RUN, buf, O_TRUNC))
-		return -EIO;
-	f = fopen(LOOKUP_RUN, "r");
-	if (!f)
-		return -errno;
-	n = fscanf(f, "%llu %llu %d %1023s", &ps, &ps, text, buf);
-	fclose(f);
-	if (n != 4)
-		return -EINVAL;
-	snprintf(name, len, "%s", buf);
-	return 0;
-}
-
 /*
  * A return address equal to the end of a BPF image belongs to that image:
  * its last instruction can be a call (stable fix 66d9111f3517, "bpf:
@@ -248,32 +218,26 @@ static int lookup_addr(unsigned long long addr, int *text, char *name,
  */
 TEST_F(ksym_abi, return_address_at_end)
 {
-	unsigned long long text = 0, lookup = 0;
-	char params[128], name[1024], want[1024];
+	char name[1024], want[1024];
 	__u32 i;
 	int is_text;
 
-	ASSERT_EQ(1, kallsyms_sym_count("kernel_text_address", "", 'T', &text, NULL));
-	ASSERT_EQ(1, kallsyms_sym_count("kallsyms_lookup", "", 'T', &lookup, NULL));
-	snprintf(params, sizeof(params), "text_addr=%#llx lookup_addr=%#llx",
-		 text, lookup);
-	test_module_unload(LOOKUP_MOD);
-	ASSERT_EQ(0, test_module_load(LOOKUP_MOD, params));
+	ASSERT_EQ(0, text_lookup_start());
 	for (i = 0; i < self->v.nr; i++) {
 		unsigned long long end = self->v.addr[i] + self->v.len[i];
 
-		ASSERT_EQ(0, lookup_addr(end, &is_text, name, sizeof(name)));
+		ASSERT_EQ(0, text_lookup(end, &is_text, name, sizeof(name)));
 		snprintf(want, sizeof(want), "%s+%#x/%#x", self->v.name[i],
 			 self->v.len[i], self->v.len[i]);
 		EXPECT_EQ(1, is_text) TH_LOG("kernel_text_address(%s end)",
 					     self->v.name[i]);
 		EXPECT_STREQ(want, name);
-		ASSERT_EQ(0, lookup_addr(end - 1, &is_text, name, sizeof(name)));
+		ASSERT_EQ(0, text_lookup(end - 1, &is_text, name, sizeof(name)));
 		snprintf(want, sizeof(want), "%s+%#x/%#x", self->v.name[i],
 			 self->v.len[i] - 1, self->v.len[i]);
 		EXPECT_STREQ(want, name);
 	}
-	EXPECT_EQ(0, test_module_unload(LOOKUP_MOD));
+	EXPECT_EQ(0, text_lookup_stop());
 }
 
 /*

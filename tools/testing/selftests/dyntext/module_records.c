@@ -15,6 +15,7 @@
 
 #include "../kselftest_harness.h"
 #include "records.h"
+#include "module_layout.h"
 
 #define MOD "dyntext_test"
 #ifndef PERF_RECORD_KSYMBOL_TYPE_MODULE
@@ -34,6 +35,18 @@ static int mod_unload(void)
 static unsigned long long section_addr(const char *section)
 {
 	return module_section_addr(MOD, section);
+}
+
+/* The core or init text size of the test module as the loader lays it out. */
+static unsigned long long text_size(bool init)
+{
+	unsigned long long size = 0;
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/" MOD ".ko", test_binary_dir());
+	if (module_text_size(path, init, KCONFIG_STRICT_MODULE_RWX, &size))
+		return 0;
+	return size;
 }
 
 static unsigned long long kallsyms_mod_sym(const char *name)
@@ -100,7 +113,8 @@ TEST_F(modrec, load_init_release_unload)
 	ASSERT_NE(NULL, core);
 	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_MODULE, core->ksym_type);
 	EXPECT_EQ(text, core->addr);
-	EXPECT_GT(core->len, 0);
+	EXPECT_NE(0, text_size(false));
+	EXPECT_EQ(text_size(false), core->len);
 	EXPECT_GE(busy, core->addr);
 	EXPECT_LT(busy, core->addr + core->len);
 
@@ -109,6 +123,8 @@ TEST_F(modrec, load_init_release_unload)
 	ASSERT_NE(NULL, init);
 	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_MODULE, init->ksym_type);
 	EXPECT_EQ(section_addr(".init.text"), init->addr);
+	EXPECT_NE(0, text_size(true));
+	EXPECT_EQ(text_size(true), init->len);
 	init_gone = only(&self->s, MOD ".init", unreg);
 	ASSERT_NE(NULL, init_gone);
 	EXPECT_EQ(init->addr, init_gone->addr);
@@ -146,6 +162,8 @@ TEST_F(modrec, failed_init)
 	ASSERT_NE(NULL, init);
 	ASSERT_NE(NULL, core_gone);
 	ASSERT_NE(NULL, init_gone);
+	EXPECT_EQ(text_size(false), core->len);
+	EXPECT_EQ(text_size(true), init->len);
 	EXPECT_EQ(core->addr, core_gone->addr);
 	EXPECT_EQ(core->len, core_gone->len);
 	EXPECT_EQ(init->addr, init_gone->addr);

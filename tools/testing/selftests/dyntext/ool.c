@@ -35,6 +35,24 @@ static int kallsyms_mod_lines(const char *name, const char *mod,
 	return kallsyms_sym_count(name, mod, 't', addr, NULL);
 }
 
+/*
+ * The size of an ftrace trampoline as x86's create_trampoline() allocates
+ * it for an ftrace_ops without FTRACE_OPS_FL_SAVE_REGS (a function tracer
+ * instance): a copy of ftrace_caller up to ftrace_caller_end, the return
+ * (RET_SIZE) and the pointer to the ftrace_ops.
+ */
+static long long ftrace_trampoline_size(void)
+{
+	unsigned long long start = 0, end = 0;
+	int ret_size = KCONFIG_RETPOLINE ? 5 : 1 + KCONFIG_SLS;
+
+	if (kallsyms_sym_count("ftrace_caller", "", 'T', &start, NULL) != 1 ||
+	    kallsyms_sym_count("ftrace_caller_end", "", 'T', &end, NULL) != 1 ||
+	    end <= start)
+		return -1;
+	return end - start + ret_size + sizeof(void *);
+}
+
 FIXTURE(ool) {
 	struct rec_stream s;
 };
@@ -61,7 +79,8 @@ FIXTURE_TEARDOWN(ool)
  * A function tracer in an instance with a filter gets its own ftrace_ops,
  * for which x86 allocates a trampoline: one register record on start, one
  * unregister record with the same address and length on stop, and a
- * "ftrace_trampoline [__builtin__ftrace]" line in between.
+ * "ftrace_trampoline [__builtin__ftrace]" line in between.  The length is
+ * the trampoline's size as ftrace allocated it.
  */
 TEST_F(ool, ftrace_trampoline)
 {
@@ -82,8 +101,7 @@ TEST_F(ool, ftrace_trampoline)
 	reg = rec_wait_name(&self->s, name, 0);
 	ASSERT_NE(NULL, reg);
 	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_OOL, reg->ksym_type);
-	EXPECT_GT(reg->len, 0);
-	EXPECT_LE(reg->len, 4096);
+	EXPECT_EQ(ftrace_trampoline_size(), reg->len);
 	EXPECT_EQ(before + 1, kallsyms_mod_lines(name, mod, &line_addr));
 	snprintf(want, sizeof(want), "%016llx t %s\t[%s]\n",
 		 (unsigned long long)reg->addr, name, mod);
@@ -149,6 +167,40 @@ TEST_F(ool, kprobe_insn_page)
 	EXPECT_LE(kallsyms_mod_lines("kprobe_optinsn_page", mod, NULL),
 		  opt_before + 1);
 	EXPECT_EQ(0, self->s.lost);
+}
+
+/*
+ * The unwinders and %pS name ftrace trampolines and kprobe pages: what
+ * kernel_text_address() and kallsyms_lookup() say of an address inside
+ * each (stock 6.1 knew them as text, but printed bare addresses).
+ */
+TEST_F(ool, named_by_lookups)
+{
+	unsigned long long page = 0;
+	const struct rec *reg;
+	char name[1024], want[1024];
+	int text;
+
+	ASSERT_EQ(0, mkdir(INSTANCE, 0755));
+	ASSERT_EQ(0, write_file(INSTANCE "/set_ftrace_filter", "vfs_read"));
+	ASSERT_EQ(0, write_file(INSTANCE "/current_tracer", "function"));
+	reg = rec_wait_name(&self->s, "ftrace_trampoline", 0);
+	ASSERT_NE(NULL, reg);
+	ASSERT_EQ(0, append_file(TRACING "/kprobe_events",
+				 "p:dyntext/ool_probe vfs_read+5\n"));
+	ASSERT_EQ(0, write_file(TRACING "/events/dyntext/ool_probe/enable", "1"));
+	ASSERT_EQ(1, kallsyms_mod_lines("kprobe_insn_page", "__builtin__kprobes",
+					&page));
+
+	ASSERT_EQ(0, text_lookup_start());
+	ASSERT_EQ(0, text_lookup(reg->addr + 1, &text, name, sizeof(name)));
+	snprintf(want, sizeof(want), "ftrace_trampoline+0x1/%#x", reg->len);
+	EXPECT_EQ(1, text);
+	EXPECT_STREQ(want, name);
+	ASSERT_EQ(0, text_lookup(page + 16, &text, name, sizeof(name)));
+	EXPECT_EQ(1, text);
+	EXPECT_STREQ("kprobe_insn_page+0x10/0x1000", name);
+	EXPECT_EQ(0, text_lookup_stop());
 }
 
 TEST_HARNESS_MAIN

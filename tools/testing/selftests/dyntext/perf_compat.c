@@ -25,6 +25,7 @@
 #include "../kselftest_harness.h"
 #include "records.h"
 #include "perf_run.h"
+#include "bpf_run.h"
 #include "ksym_abi.skel.h"
 
 #define EARLY	"dyntext_peer"	/* loaded before perf record starts */
@@ -170,7 +171,7 @@ TEST_F(compat, record_and_report)
 	ASSERT_EQ(3, bpf_prog_funcs(fd, &info, &ksym, &len, 1));
 	ASSERT_EQ(0, kallsyms_find(ksym, &type, bpf_name, sizeof(bpf_name),
 				   mod, sizeof(mod)));
-	ASSERT_EQ(0, bpf_prog_run_for(fd, 2));
+	ASSERT_EQ(0, bpf_run_for(fd, 2));
 	ASSERT_EQ(0, perf_record_stop(&self->run));
 	ksym_abi__destroy(skel);
 

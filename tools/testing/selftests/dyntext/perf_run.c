@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -54,6 +55,9 @@ int perf_record_start(struct perf_run *r, const char *opt)
 	if (!r->pid) {
 		int null = open("/dev/null", O_WRONLY), err = null;
 		char log[128];
+
+		/* A test that failed before perf_record_stop() takes perf along. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 
 		if (r->verbose) {
 			snprintf(log, sizeof(log), "%s/stderr", r->dir);

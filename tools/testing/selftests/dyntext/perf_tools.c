@@ -27,6 +27,7 @@
 #include "../kselftest_harness.h"
 #include "records.h"
 #include "perf_run.h"
+#include "bpf_run.h"
 #include "ksym_abi.skel.h"
 
 #define MOD "dyntext_test"
@@ -373,7 +374,7 @@ TEST_F(perf, bpf_program_and_subprograms)
 	ASSERT_NE(NULL, skel);
 	fd = bpf_program__fd(skel->progs.ksym_abi_main);
 	ASSERT_EQ(3, bpf_prog_funcs(fd, &info, ksyms, lens, 3));
-	ASSERT_EQ(0, bpf_prog_run_for(fd, 2));
+	ASSERT_EQ(0, bpf_run_for(fd, 2));
 	ASSERT_EQ(0, perf_record_stop(&self->run));
 
 	for (i = 0; i < 3; i++) {
@@ -390,7 +391,7 @@ TEST_F(perf, bpf_program_and_subprograms)
 		EXPECT_EQ(0, c.other);
 		total += c.named;
 	}
-	EXPECT_GT(total, 50);
+	EXPECT_GT(total, test_count(50));
 	ksym_abi__destroy(skel);
 }
 
@@ -550,7 +551,7 @@ static void preloaded_program(struct __test_metadata *_metadata,
 	}
 
 	ASSERT_EQ(0, perf_record_start(run, replay ? NULL : "--no-ksymbol-replay"));
-	ASSERT_EQ(0, bpf_prog_run_for(fd, 2));
+	ASSERT_EQ(0, bpf_run_for(fd, 2));
 	ASSERT_EQ(0, perf_record_stop(run));
 
 	memset(hname, 0, sizeof(hname));
@@ -588,7 +589,7 @@ static void preloaded_program(struct __test_metadata *_metadata,
 		EXPECT_EQ(0, s.other);
 		total += s.named;
 	}
-	EXPECT_GT(total, 50);
+	EXPECT_GT(total, test_count(50));
 	ksym_abi__destroy(skel);
 }
 

@@ -311,6 +311,96 @@ int kallsyms_for_each(int (*fn)(const struct ksym_line *l, void *arg),
 	return ret < 0 ? ret : 0;
 }
 
+struct ksym_lines {
+	bool (*keep)(const char *mod);
+	struct ksym_line *l;
+	long n;
+};
+
+static int ksym_lines_fn(const struct ksym_line *k, void *arg)
+{
+	struct ksym_lines *d = arg;
+	struct ksym_line *l;
+
+	if (!d->keep(k->mod))
+		return 0;
+	l = realloc(d->l, (d->n + 1) * sizeof(*d->l));
+	if (!l)
+		return -ENOMEM;
+	d->l = l;
+	d->l[d->n++] = *k;
+	return 0;
+}
+
+long kallsyms_lines(bool (*keep)(const char *mod), struct ksym_line **lines)
+{
+	struct ksym_lines d = { .keep = keep };
+	int ret = kallsyms_for_each(ksym_lines_fn, &d);
+
+	if (ret) {
+		free(d.l);
+		*lines = NULL;
+		return ret;
+	}
+	*lines = d.l;
+	return d.n;
+}
+
+#define LOOKUP_MOD "dyntext_lookup_bench"
+#define LOOKUP_RUN "/sys/module/" LOOKUP_MOD "/parameters/run"
+
+int text_lookup_start(void)
+{
+	unsigned long long text = 0, lookup = 0;
+	char params[128];
+
+	if (kallsyms_sym_count("kernel_text_address", "", 'T', &text, NULL) != 1 ||
+	    kallsyms_sym_count("kallsyms_lookup", "", 'T', &lookup, NULL) != 1)
+		return -ENOENT;
+	snprintf(params, sizeof(params), "text_addr=%#llx lookup_addr=%#llx",
+		 text, lookup);
+	test_module_unload(LOOKUP_MOD);
+	return test_module_load(LOOKUP_MOD, params);
+}
+
+int text_lookup(unsigned long long addr, int *text, char *name, size_t len)
+{
+	char buf[1024];
+	unsigned long long ps;
+	FILE *f;
+	int n;
+
+	snprintf(buf, sizeof(buf), "10 %#llx", addr);
+	if (write_str(LOOKUP_RUN, buf, O_TRUNC))
+		return -EIO;
+	f = fopen(LOOKUP_RUN, "r");
+	if (!f)
+		return -errno;
+	n = fscanf(f, "%llu %llu %d %1023s", &ps, &ps, text, buf);
+	fclose(f);
+	if (n != 4)
+		return -EINVAL;
+	snprintf(name, len, "%s", buf);
+	return 0;
+}
+
+int text_lookup_stop(void)
+{
+	return test_module_unload(LOOKUP_MOD);
+}
+
+int test_count(int n)
+{
+	const char *div = getenv("DYNTEXT_TEST_DIVISOR");
+
+	return div && atoi(div) > 1 ? n / atoi(div) : n;
+}
+
+bool kallsyms_dynamic_tag(const char *mod)
+{
+	return !strcmp(mod, "bpf") || !strncmp(mod, "__builtin__", 11);
+}
+
 struct ksym_find {
 	__u64 addr;
 	struct ksym_line found;
@@ -688,19 +778,3 @@ bool rec_is_marker(const struct rec *r, __u16 flags)
 	       r->flags == (PERF_RECORD_KSYMBOL_FLAGS_REPLAY | flags);
 }
 
-int bpf_prog_run_for(int fd, int seconds)
-{
-	unsigned char pkt[64] = { [12] = 0x08 };
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt,
-			    .data_size_in = sizeof(pkt), .repeat = 10000);
-
-		if (bpf_prog_test_run_opts(fd, &opts))
-			return -errno;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec - t0.tv_sec < seconds);
-	return 0;
-}

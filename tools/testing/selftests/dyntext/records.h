@@ -95,6 +95,33 @@ int kallsyms_for_each(int (*fn)(const struct ksym_line *l, void *arg),
 		      void *arg);
 
 /*
+ * The lines of /proc/kallsyms whose module tag keep() accepts, in file
+ * order, into *lines (free() it).  Returns their number or -errno.
+ */
+long kallsyms_lines(bool (*keep)(const char *mod), struct ksym_line **lines);
+
+/*
+ * n, or n / DYNTEXT_TEST_DIVISOR when that is set in the environment: the
+ * debug kernel (KASAN, lockdep) under emulation loads a BPF program about
+ * ten times slower, and runs the tests that load thousands with fewer.
+ */
+int test_count(int n);
+
+/*
+ * What kernel_text_address() and kallsyms_lookup() (so %pS) say of an
+ * address, through the lookup benchmark module dyntext_lookup_bench.ko
+ * (bench_module/, which builds against stock 6.1 too): load it, ask, unload
+ * it.  text_lookup() sets *text and writes "name+0xoff/0xsize" or "-".
+ * All return 0 or -errno.
+ */
+int text_lookup_start(void);
+int text_lookup(unsigned long long addr, int *text, char *name, size_t len);
+int text_lookup_stop(void);
+
+/* Tags of run-time text in /proc/kallsyms: [bpf] and [__builtin__*]. */
+bool kallsyms_dynamic_tag(const char *mod);
+
+/*
  * Lines of /proc/kallsyms for symbol name with module tag mod ("" for the
  * core kernel) and, if type is not 0, that type letter.  The address and
  * type of the last match go to *addr and *type_seen unless they are NULL.
@@ -199,11 +226,5 @@ int bpf_trampoline_name(const char *func, char *buf, size_t len);
  */
 int bpf_prog_funcs(int fd, struct bpf_prog_info *info, __u64 *ksyms,
 		   __u32 *lens, __u32 nr);
-
-/*
- * Run the socket filter program fd on a small packet, 10,000 times per
- * call, for that many seconds (samples land in it).  0 or -errno.
- */
-int bpf_prog_run_for(int fd, int seconds);
 
 #endif

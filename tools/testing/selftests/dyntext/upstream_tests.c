@@ -37,10 +37,18 @@ static int run(const char *cmd, char *out, size_t len)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* The patched tree: build/kernel, beside build/selftests/dyntext. */
+/*
+ * The patched tree: $DYNTEXT_TREE, or build/kernel beside
+ * build/selftests/dyntext.
+ */
 static void tree_dir(char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/../../kernel", test_binary_dir());
+	const char *env = getenv("DYNTEXT_TREE");
+
+	if (env)
+		snprintf(buf, len, "%s", env);
+	else
+		snprintf(buf, len, "%s/../../kernel", test_binary_dir());
 }
 
 static char out[1 << 16];

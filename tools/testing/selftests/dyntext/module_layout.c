@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A module's text size computed from its .ko with libelf, the way the
+ * module loader of Linux 6.1 computes core_layout.text_size and
+ * init_layout.text_size.
+ */
+#include <fcntl.h>
+#include <gelf.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "module_layout.h"
+
+/* module_init_layout_section() with CONFIG_MODULE_UNLOAD, generic arch. */
+static bool init_section(const char *name)
+{
+	return !strncmp(name, ".init", 5);
+}
+
+int module_text_size(const char *ko_path, bool init, bool strict_rwx,
+		     unsigned long long *size)
+{
+	unsigned long long sz = 0, page = sysconf(_SC_PAGESIZE);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+	int fd, ret = -1;
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -1;
+	fd = open(ko_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		goto out;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			goto out;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name ||
+		    (sh.sh_flags & (SHF_EXECINSTR | SHF_ALLOC)) !=
+		    (SHF_EXECINSTR | SHF_ALLOC) ||
+		    init_section(name) != init)
+			continue;
+		if (sh.sh_addralign > 1)
+			sz = (sz + sh.sh_addralign - 1) & ~(sh.sh_addralign - 1);
+		sz += sh.sh_size;
+	}
+	if (strict_rwx)
+		sz = (sz + page - 1) & ~(page - 1);
+	*size = sz;
+	ret = 0;
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}
