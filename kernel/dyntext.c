@@ -318,10 +318,10 @@ EXPORT_SYMBOL_GPL(dyntext_registered);
  * lives there): core kernel symbols keep naming it.
  *
  * Return: 0 on success; -EINVAL for a missing, empty or over-long name, a
- * missing class or one whose ksymbol type is not BPF, OOL or MODULE, or an
- * empty or wrapping range; -EEXIST if @dt is already registered or the
- * range overlaps a registered region.  On error nothing is registered or
- * announced.
+ * missing class, one whose ksymbol type is not BPF, OOL or MODULE or whose
+ * kallsyms rank is out of range, or an empty or wrapping range; -EEXIST if
+ * @dt is already registered or the range overlaps a registered region.
+ * On error nothing is registered or announced.
  */
 int dyntext_add(struct dyntext *dt)
 {

@@ -594,7 +594,6 @@ static void dyntext_test_concurrent(struct kunit *test)
 struct dt_test_dyn {
 	struct dyntext	dt;
 	char		name[32];
-	struct rcu_head	rcu;
 };
 
 struct dt_test_looker {
@@ -603,20 +602,37 @@ struct dt_test_looker {
 	atomic_t		stop;
 	unsigned long		lookups;
 	unsigned long		named;
+	unsigned long		walked;
 	unsigned long		bad;
 	struct completion	done;
 };
 
+/* kallsyms_lookup() of @a named region @n, @off into it: is it right? */
+static bool dt_test_named_right(struct dt_test_looker *lk, unsigned long a,
+				const char *name, unsigned long size,
+				unsigned long off, const char *modname)
+{
+	unsigned int n;
+
+	return sscanf(name, "dyntext_kunit_%u", &n) == 1 &&
+	       n % 64 == (a - lk->start) / 64 && off == (a - lk->start) % 64 &&
+	       size == 64 && !modname;
+}
+
 /*
- * The lookups that unwinders and printk make, by address, while another
- * CPU deletes the regions they find: kernel_text_address(),
- * kallsyms_lookup() and %pS.  A name seen must be one the test gave.
+ * What unwinders, printk and /proc/kallsyms do, while another CPU deletes
+ * and frees the regions they find: kernel_text_address(), kallsyms_lookup()
+ * and %pS by address, and a /proc/kallsyms walk whose cursor
+ * (struct dyntext_iter) is kept across sleeps, as seq_file keeps it between
+ * reads.  What they name must be the region at that address.
  */
 static int dt_test_looker_fn(void *arg)
 {
 	struct dt_test_looker *lk = arg;
-	char sym[KSYM_SYMBOL_LEN], *name, *modname;
-	unsigned long a, size, off, seed = 7;
+	char sym[KSYM_SYMBOL_LEN], *name, *modname, owner[64], type;
+	unsigned long a, size, off, value, seed = 7;
+	struct dyntext_iter it = {};
+	unsigned int symnum = 0;
 
 	name = kmalloc(KSYM_NAME_LEN, GFP_KERNEL);
 	while (name && !atomic_read(&lk->stop)) {
@@ -625,12 +641,23 @@ static int dt_test_looker_fn(void *arg)
 		kernel_text_address(a);
 		if (kallsyms_lookup(a, &size, &off, &modname, name)) {
 			lk->named++;
-			if (strncmp(name, "dyntext_kunit_", 14))
+			if (!dt_test_named_right(lk, a, name, size, off, modname))
 				lk->bad++;
 		}
 		snprintf(sym, sizeof(sym), "%pS", (void *)a);
+		if (strncmp(sym, "dyntext_kunit_", 14) && strncmp(sym, "0x", 2))
+			lk->bad++;
+		if (dyntext_get_kallsym(&it, symnum++, &value, &type, name,
+					owner, sizeof(owner))) {
+			symnum = 0;
+			memset(&it, 0, sizeof(it));
+		} else if (!strcmp(owner, DT_TEST_OWNER)) {
+			lk->walked++;
+			if (strncmp(name, "dyntext_kunit_", 14))
+				lk->bad++;
+		}
 		lk->lookups++;
-		if (!(lk->lookups & 255))
+		if (!(lk->lookups & 63))
 			cond_resched();
 	}
 	kfree(name);
@@ -639,10 +666,11 @@ static int dt_test_looker_fn(void *arg)
 }
 
 /*
- * Lookups racing with deletes whose entries (and names) are freed after
- * the grace period, as BPF frees its programs: with KASAN (the debug
- * kernel of make check), a lookup that touched an entry after its grace
- * period would be reported as a use-after-free.
+ * Lookups racing with deletes whose entries (and names) are freed right
+ * after the grace period, as BPF frees its programs: with KASAN (the debug
+ * kernel of make check) the freed memory is poisoned at once, so a lookup
+ * or a kallsyms cursor that touched an entry after its grace period would
+ * be reported as a use-after-free.
  */
 static void dyntext_test_lookup_vs_free(struct kunit *test)
 {
@@ -652,7 +680,8 @@ static void dyntext_test_lookup_vs_free(struct kunit *test)
 		.span	= 64 * 64,
 	};
 	struct dt_test_dyn *d[64];
-	unsigned int round, i, ops = 0;
+	const unsigned int rounds = 100;
+	unsigned int round, i, n, ops = 0;
 	struct task_struct *t;
 	int cpu;
 
@@ -664,36 +693,37 @@ static void dyntext_test_lookup_vs_free(struct kunit *test)
 		kthread_bind(t, cpu);
 	wake_up_process(t);
 
-	for (round = 0; round < 100; round++) {
-		for (i = 0; i < ARRAY_SIZE(d); i++) {
-			d[i] = kzalloc(sizeof(*d[i]), GFP_KERNEL);
-			if (!d[i])
+	for (round = 0; round < rounds; round++) {
+		for (n = 0; n < ARRAY_SIZE(d); n++) {
+			d[n] = kzalloc(sizeof(*d[n]), GFP_KERNEL);
+			if (!d[n])
 				break;
-			snprintf(d[i]->name, sizeof(d[i]->name),
-				 "dyntext_kunit_%u", round * 64 + i);
-			dyntext_init(&d[i]->dt, lk.start + i * 64, 64,
-				     d[i]->name, &dt_test_class);
-			if (dyntext_add(&d[i]->dt)) {
-				kfree(d[i]);
+			snprintf(d[n]->name, sizeof(d[n]->name),
+				 "dyntext_kunit_%u", round * 64 + n);
+			dyntext_init(&d[n]->dt, lk.start + n * 64, 64,
+				     d[n]->name, &dt_test_class);
+			if (dyntext_add(&d[n]->dt)) {
+				kfree(d[n]);
 				break;
 			}
 			ops++;
 		}
-		while (i--) {
-			dyntext_del(&d[i]->dt);
-			/* Poison the name now: a reader must not use it after. */
-			kfree_rcu(d[i], rcu);
-		}
+		/* Let the looker find them, then take them away. */
 		cond_resched();
+		for (i = 0; i < n; i++)
+			dyntext_del(&d[i]->dt);
+		synchronize_rcu();
+		for (i = 0; i < n; i++)
+			kfree(d[i]);
 	}
 	atomic_set(&lk.stop, 1);
 	wait_for_completion(&lk.done);
-	rcu_barrier();
-	kunit_info(test, "%u regions added and freed against %lu lookups (%lu named)\n",
-		   ops, lk.lookups, lk.named);
-	KUNIT_EXPECT_EQ(test, 6400U, ops);
+	kunit_info(test, "%u regions added and freed against %lu lookups (%lu named, %lu walked)\n",
+		   ops, lk.lookups, lk.named, lk.walked);
+	KUNIT_EXPECT_EQ(test, rounds * (unsigned int)ARRAY_SIZE(d), ops);
 	KUNIT_EXPECT_EQ(test, 0UL, lk.bad);
 	KUNIT_EXPECT_GT(test, lk.named, 0UL);
+	KUNIT_EXPECT_GT(test, lk.walked, 0UL);
 	dt_test_consistent(test, 0);
 }
 

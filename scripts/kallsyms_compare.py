@@ -10,8 +10,9 @@ resolve_btfids' __BTF_ID__*__N and __UNIQUE_ID_*N.  Then the lines that
 scripts/kallsyms-vs-stock lists are taken out: "added NAME [COUNT]" (the
 patched kernel has exactly COUNT more lines named NAME than stock, 1 if
 not given), "removed NAME [COUNT]" (stock has COUNT more) and "moved NAME"
-(as many on both, at another place: a symbol at the same address as one
-the series adds or removes, where the order of aliases is not defined).
+(the same lines, type and module tag included, on both, at another place:
+a symbol at the same address as one the series adds or removes, where the
+order of aliases is not defined).
 What is left must be equal, line for line, in order.
 """
 import collections
@@ -64,9 +65,12 @@ def compare(patched, stock, list_text):
             notes.append(f'removed {name}: {n} fewer lines expected, '
                          f'patched has {pn[name]}, stock {sn[name]}')
     for name in lists['moved']:
-        if not pn[name] or pn[name] != sn[name]:
-            notes.append(f'moved {name}: patched has {pn[name]}, '
-                         f'stock {sn[name]}')
+        # The same lines (type and module tag too), only elsewhere.
+        pm = collections.Counter(l for l in p if name_of(l) == name)
+        sm = collections.Counter(l for l in s if name_of(l) == name)
+        if not pm or pm != sm:
+            notes.append(f'moved {name}: patched has {sorted(pm.elements())}, '
+                         f'stock {sorted(sm.elements())}')
     skip = set(lists['added']) | set(lists['removed']) | set(lists['moved'])
     p = [l for l in p if name_of(l) not in skip]
     s = [l for l in s if name_of(l) not in skip]

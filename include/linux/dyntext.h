@@ -16,15 +16,20 @@
 struct perf_event;
 struct dyntext;
 
-/*
- * Where /proc/kallsyms lists a class's regions, after the modules' symbols:
- * rank by rank, each in registration order.  The ranks keep the order of
- * stock 6.1's sections.
+/**
+ * enum dyntext_kallsyms_rank - where /proc/kallsyms lists a class's regions
+ * @DYNTEXT_KALLSYMS_FTRACE: ftrace trampolines, "[__builtin__ftrace]"
+ * @DYNTEXT_KALLSYMS_BPF: BPF programs, trampolines, dispatchers, "[bpf]"
+ * @DYNTEXT_KALLSYMS_KPROBES: kprobe instruction pages, "[__builtin__kprobes]"
+ * @DYNTEXT_KALLSYMS_NR_RANKS: the number of ranks
+ *
+ * The registry's lines come after the modules' symbols, rank by rank, each
+ * rank in registration order: the order of stock 6.1's sections.
  */
 enum dyntext_kallsyms_rank {
-	DYNTEXT_KALLSYMS_FTRACE,	/* [__builtin__ftrace] */
-	DYNTEXT_KALLSYMS_BPF,		/* [bpf] */
-	DYNTEXT_KALLSYMS_KPROBES,	/* [__builtin__kprobes] */
+	DYNTEXT_KALLSYMS_FTRACE,
+	DYNTEXT_KALLSYMS_BPF,
+	DYNTEXT_KALLSYMS_KPROBES,
 	DYNTEXT_KALLSYMS_NR_RANKS
 };
 
