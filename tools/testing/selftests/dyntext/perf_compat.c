@@ -139,7 +139,7 @@ static int busy_range(const char *mod, unsigned long long *lo,
 	return 0;
 }
 
-TEST_F(compat, record_and_report)
+TEST_F_TIMEOUT(compat, record_and_report, 180)
 {
 	unsigned long long early_lo, early_hi, late_lo, late_hi;
 	char bpf_name[KSYM_NAME_LEN], type, mod[64];
@@ -215,7 +215,7 @@ TEST_F(compat, record_and_report)
  * records it did not ask for would replace that map by a one-symbol map
  * named after the module.
  */
-TEST_F(compat, module_reloaded)
+TEST_F_TIMEOUT(compat, module_reloaded, 180)
 {
 	unsigned long long lo, hi, lo2, hi2;
 	struct samples c;
