@@ -543,8 +543,8 @@ static struct dyntext *dyntext_next_kallsym(struct dyntext *dt,
  * @owner_len:	size of @owner
  *
  * A walk with increasing @symnum goes over the list once per rank
- * (%DYNTEXT_KALLSYMS_NR_RANKS): the cursor remembers the last entry and
- * its rank, and stays valid until a region is deleted, which restarts the
+ * (%DYNTEXT_KALLSYMS_NR_RANKS): the cursor remembers the last entry (whose
+ * class gives the rank), and stays valid until a region is deleted, which restarts the
  * count from the head of the list.
  *
  * Return: 0, or -ERANGE past the last listed region.
@@ -563,7 +563,7 @@ int dyntext_get_kallsym(struct dyntext_iter *it, unsigned int symnum,
 	if (it->cur && it->gen == gen && it->idx <= symnum) {
 		dt = it->cur;
 		idx = it->idx;
-		rank = it->rank;
+		rank = dt->class->kallsyms_rank;
 	} else {
 		rank = 0;
 		dt = dyntext_next_kallsym(NULL, &rank);
@@ -581,7 +581,6 @@ int dyntext_get_kallsym(struct dyntext_iter *it, unsigned int symnum,
 		it->cur = dt;
 		it->idx = idx;
 		it->gen = gen;
-		it->rank = rank;
 		ret = 0;
 	} else {
 		it->cur = NULL;

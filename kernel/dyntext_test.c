@@ -549,6 +549,22 @@ static int dt_test_reader_fn(void *arg)
 	return 0;
 }
 
+/* Start @fn(@arg) in a kthread on another CPU than this one, if any. */
+static int dt_test_run_elsewhere(int (*fn)(void *arg), void *arg,
+				 const char *name)
+{
+	struct task_struct *t = kthread_create(fn, arg, "%s", name);
+	int cpu;
+
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	if (cpu < nr_cpu_ids)
+		kthread_bind(t, cpu);
+	wake_up_process(t);
+	return 0;
+}
+
 static void dyntext_test_concurrent(struct kunit *test)
 {
 	struct dt_test_ctx *ctx = test->priv;
@@ -557,18 +573,12 @@ static void dyntext_test_concurrent(struct kunit *test)
 		.slots = 64,
 		.len = 64,
 	};
-	struct task_struct *t;
 	unsigned int round, slot, ops = 0;
 	struct dyntext *dt;
-	int cpu;
 
 	init_completion(&rd.done);
-	t = kthread_create(dt_test_reader_fn, &rd, "dyntext_kunit_rd");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
-	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
-	if (cpu < nr_cpu_ids)
-		kthread_bind(t, cpu);
-	wake_up_process(t);
+	KUNIT_ASSERT_EQ(test, 0, dt_test_run_elsewhere(dt_test_reader_fn, &rd,
+						       "dyntext_kunit_rd"));
 
 	for (round = 0; round < 200; round++) {
 		for (slot = round & 1; slot < rd.slots; slot += 2, ops++) {
@@ -682,16 +692,10 @@ static void dyntext_test_lookup_vs_free(struct kunit *test)
 	struct dt_test_dyn *d[64];
 	const unsigned int rounds = 100;
 	unsigned int round, i, n, ops = 0;
-	struct task_struct *t;
-	int cpu;
 
 	init_completion(&lk.done);
-	t = kthread_create(dt_test_looker_fn, &lk, "dyntext_kunit_lk");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
-	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
-	if (cpu < nr_cpu_ids)
-		kthread_bind(t, cpu);
-	wake_up_process(t);
+	KUNIT_ASSERT_EQ(test, 0, dt_test_run_elsewhere(dt_test_looker_fn, &lk,
+						       "dyntext_kunit_lk"));
 
 	for (round = 0; round < rounds; round++) {
 		for (n = 0; n < ARRAY_SIZE(d); n++) {

@@ -97,7 +97,6 @@ struct dyntext {
  * @cur:	the entry at @idx, valid while @gen is the registry's generation
  * @idx:	index of @cur among the listed entries
  * @gen:	registry generation when @cur was taken
- * @rank:	kallsyms rank of @cur
  *
  * Zero-initialise it; the walk resumes in O(1) from where it stopped as
  * long as nothing was deleted in between (a delete restarts the count).
@@ -106,7 +105,6 @@ struct dyntext_iter {
 	struct dyntext	*cur;
 	unsigned int	idx;
 	unsigned long	gen;
-	unsigned int	rank;
 };
 
 /**
