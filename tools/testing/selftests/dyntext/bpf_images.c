@@ -82,7 +82,7 @@ TEST_F(images, trampoline)
 	reg_idx = reg - self->s.recs;
 	EXPECT_EQ(IMAGE_LEN, reg->len);
 	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_BPF, reg->ksym_type);
-	EXPECT_EQ(1, rec_count_ksym(&self->s, addr, 0));
+	EXPECT_EQ(1, rec_count_ksym(&self->s, addr, 0, NULL));
 	EXPECT_EQ(1, kallsyms_line(addr, name));
 	EXPECT_EQ(1, kallsyms_name_count(name));
 
@@ -92,9 +92,9 @@ TEST_F(images, trampoline)
 	EXPECT_EQ(addr, unreg->addr);
 	EXPECT_EQ(IMAGE_LEN, unreg->len);
 	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_BPF, unreg->ksym_type);
-	EXPECT_EQ(1, rec_count_ksym(&self->s, addr, 0));
+	EXPECT_EQ(1, rec_count_ksym(&self->s, addr, 0, NULL));
 	EXPECT_EQ(1, rec_count_ksym(&self->s, addr,
-				    PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER));
+				    PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER, NULL));
 	EXPECT_GT((size_t)(unreg - self->s.recs), reg_idx);
 	EXPECT_EQ(0, kallsyms_name_count(name));
 	EXPECT_EQ(0, self->s.lost);

@@ -142,8 +142,8 @@ TEST_F(modrec, load_init_release_unload)
 	EXPECT_EQ(core_addr, core_gone->addr);
 	EXPECT_EQ(core_len, core_gone->len);
 	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_MODULE, core_gone->ksym_type);
-	EXPECT_EQ(1, rec_count_ksym(&self->s, core_addr, 0));
-	EXPECT_EQ(1, rec_count_ksym(&self->s, core_addr, unreg));
+	EXPECT_EQ(1, rec_count_ksym(&self->s, core_addr, 0, NULL));
+	EXPECT_EQ(1, rec_count_ksym(&self->s, core_addr, unreg, NULL));
 	EXPECT_EQ(0, self->s.lost);
 }
 

@@ -116,9 +116,9 @@ TEST_F(ool, ftrace_trampoline)
 	EXPECT_EQ(addr, unreg->addr);
 	EXPECT_EQ(len, unreg->len);
 	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_OOL, unreg->ksym_type);
-	EXPECT_EQ(1, rec_count_ksym(&self->s, addr, 0));
+	EXPECT_EQ(1, rec_count_ksym(&self->s, addr, 0, NULL));
 	EXPECT_EQ(1, rec_count_ksym(&self->s, addr,
-				    PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER));
+				    PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER, NULL));
 	EXPECT_EQ(before, kallsyms_mod_lines(name, mod, NULL));
 	EXPECT_EQ(0, self->s.lost);
 }

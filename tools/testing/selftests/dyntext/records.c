@@ -446,13 +446,15 @@ int kallsyms_count_line(const char *want)
 	return n;
 }
 
-size_t rec_count_ksym(const struct rec_stream *s, __u64 addr, __u16 flags)
+size_t rec_count_ksym(const struct rec_stream *s, __u64 addr, __u16 flags,
+		      const char *name)
 {
 	size_t i, n = 0;
 
 	for (i = 0; i < s->nr; i++)
 		n += s->recs[i].type == PERF_RECORD_KSYMBOL &&
-		     s->recs[i].addr == addr && s->recs[i].flags == flags;
+		     s->recs[i].addr == addr && s->recs[i].flags == flags &&
+		     (!name || !strcmp(s->recs[i].name, name));
 	return n;
 }
 

@@ -53,8 +53,13 @@ int rec_stream_open_no_modules(struct rec_stream *s, unsigned int pages);
 bool kernel_has_module_records(void);
 /* The same on the calling process only (a task event, exclude_kernel). */
 int rec_stream_open_self(struct rec_stream *s, unsigned int pages);
-/* Count KSYMBOL records (with flags) and BPF_EVENT records (of bpf_type). */
-size_t rec_count_ksym(const struct rec_stream *s, __u64 addr, __u16 flags);
+/*
+ * Count KSYMBOL records (with flags; of that name unless NULL: a freed
+ * region's address is legitimately reused, e.g. by the program libbpf loads
+ * after its feature probes) and BPF_EVENT records (of bpf_type).
+ */
+size_t rec_count_ksym(const struct rec_stream *s, __u64 addr, __u16 flags,
+		      const char *name);
 size_t rec_count_bpf(const struct rec_stream *s, __u32 id, __u16 bpf_type,
 		     size_t *idx);	/* index of the last match, if not NULL */
 /* The first KSYMBOL record named name with flags, or NULL. */
