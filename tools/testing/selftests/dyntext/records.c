@@ -108,7 +108,7 @@ bool kernel_has_module_records(void)
 }
 
 static int rec_stream_open_maps(struct rec_stream *s, unsigned int pages,
-				bool self_only, bool modules)
+				bool self_only, bool modules, bool sample_id)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -128,6 +128,8 @@ static int rec_stream_open_maps(struct rec_stream *s, unsigned int pages,
 	memset(s, 0, sizeof(*s));
 	libperf_init(NULL);
 	attr.ksymbol_module = modules;
+	attr.sample_id_all = sample_id;
+	s->no_sample_id = !sample_id;
 	if (self_only) {
 		pid_t self = getpid();
 
@@ -165,18 +167,24 @@ static int rec_stream_open_maps(struct rec_stream *s, unsigned int pages,
 int rec_stream_open(struct rec_stream *s, unsigned int pages)
 {
 	return rec_stream_open_maps(s, pages, false,
-				    kernel_has_module_records());
+				    kernel_has_module_records(), true);
 }
 
 int rec_stream_open_no_modules(struct rec_stream *s, unsigned int pages)
 {
-	return rec_stream_open_maps(s, pages, false, false);
+	return rec_stream_open_maps(s, pages, false, false, true);
+}
+
+int rec_stream_open_no_sample_id(struct rec_stream *s, unsigned int pages)
+{
+	return rec_stream_open_maps(s, pages, false,
+				    kernel_has_module_records(), false);
 }
 
 int rec_stream_open_self(struct rec_stream *s, unsigned int pages)
 {
 	return rec_stream_open_maps(s, pages, true,
-				    kernel_has_module_records());
+				    kernel_has_module_records(), true);
 }
 
 static int rec_cmp(const void *a, const void *b)
@@ -190,7 +198,7 @@ static int rec_cmp(const void *a, const void *b)
 
 static int parse(struct rec_stream *s, union perf_event *ev)
 {
-	size_t size = ev->header.size;
+	size_t size = ev->header.size, id = s->no_sample_id ? 0 : 16, need;
 	const char *raw = (const char *)ev;
 	struct rec *r;
 
@@ -209,15 +217,26 @@ static int parse(struct rec_stream *s, union perf_event *ev)
 		if (!s->recs)
 			return -ENOMEM;
 	}
+	if (ev->header.type == PERF_RECORD_KSYMBOL)
+		need = offsetof(struct perf_record_ksymbol, name) +
+		       ((strnlen(ev->ksymbol.name, size) + 8) & ~7UL) + id;
+	else
+		need = sizeof(struct perf_record_bpf_event) + id;
+	if (size != need) {
+		s->malformed++;
+		return 0;
+	}
 	r = &s->recs[s->nr++];
 	memset(r, 0, sizeof(*r));
 	r->type = ev->header.type;
 	r->seq = s->nr - 1;
 	/* sample_id trailer: time then cpu,res */
-	memcpy(&r->time, raw + size - 16, 8);
-	memcpy(&r->cpu, raw + size - 8, 4);
+	if (id) {
+		memcpy(&r->time, raw + size - 16, 8);
+		memcpy(&r->cpu, raw + size - 8, 4);
+	}
 	if (r->type == PERF_RECORD_KSYMBOL) {
-		size_t max = size - 16 - offsetof(struct perf_record_ksymbol, name);
+		size_t max = size - id - offsetof(struct perf_record_ksymbol, name);
 
 		r->addr = ev->ksymbol.addr;
 		r->len = ev->ksymbol.len;

@@ -39,6 +39,8 @@ struct rec_stream {
 	size_t nr, alloc;
 	__u64 lost;		/* PERF_RECORD_LOST counts */
 	__u64 other;		/* records of other types */
+	__u64 malformed;	/* size not what the record's content needs */
+	bool no_sample_id;	/* opened without sample_id_all */
 	int fd;			/* the first event's (rec_stream_fd()) */
 };
 
@@ -49,6 +51,8 @@ struct rec_stream {
 int rec_stream_open(struct rec_stream *s, unsigned int pages);
 /* The same without asking for module records (ksymbol_module=0). */
 int rec_stream_open_no_modules(struct rec_stream *s, unsigned int pages);
+/* The same without sample_id_all: records without a sample_id trailer. */
+int rec_stream_open_no_sample_id(struct rec_stream *s, unsigned int pages);
 /* Does the kernel accept attr.ksymbol_module (module text records)? */
 bool kernel_has_module_records(void);
 /* The same on the calling process only (a task event, exclude_kernel). */

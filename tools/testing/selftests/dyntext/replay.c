@@ -525,6 +525,39 @@ TEST_F(replay, type_mask)
 	}
 }
 
+/*
+ * An event without sample_id_all gets records without a sample_id, and the
+ * replay reserves no room for one: the stream holds the snapshot's records
+ * back to back, each of its exact size, BEGIN to END.
+ */
+TEST_F(replay, without_sample_id_all)
+{
+	size_t i, begin = 0, end = 0, nr_replay = 0;
+	struct ksym_line *lines = NULL;
+	int nlines;
+	long ret;
+
+	ASSERT_EQ(0, rec_stream_open_no_sample_id(&self->s, 64));
+	nlines = dyn_lines(&lines);
+	ASSERT_GE(nlines, 3 * NR_PROGS);
+	ret = rec_replay(&self->s, 0, NULL, NULL);
+	ASSERT_GE(ret, 0) TH_LOG("replay: %s", strerror(-ret));
+	for (i = 0; i < self->s.nr; i++) {
+		const struct rec *r = &self->s.recs[i];
+
+		begin += rec_is_marker(r, PERF_RECORD_KSYMBOL_FLAGS_REPLAY_BEGIN);
+		end += rec_is_marker(r, PERF_RECORD_KSYMBOL_FLAGS_REPLAY_END);
+		nr_replay += r->type == PERF_RECORD_KSYMBOL && r->flags == REPLAY;
+	}
+	EXPECT_EQ(0, self->s.malformed);
+	EXPECT_EQ(0, self->s.other);
+	EXPECT_EQ(1, begin);
+	EXPECT_EQ(1, end);
+	EXPECT_EQ(ret, nr_replay);
+	EXPECT_EQ(nlines, nr_replay);
+	free(lines);
+}
+
 /* The argument: its size, unknown fields, the cursor. */
 TEST_F(replay, argument)
 {
