@@ -23,6 +23,7 @@
 #include "../kselftest_harness.h"
 #include "records.h"
 #include "ksym_abi.skel.h"
+#include "replay_group.skel.h"
 
 #define NR_PROGS	20
 #define REPLAY		PERF_RECORD_KSYMBOL_FLAGS_REPLAY
@@ -107,6 +108,98 @@ static void view_apply(struct view *v, const struct rec *r)
 	v->r[v->nr].len = r->len;
 	snprintf(v->r[v->nr].name, sizeof(v->r[v->nr].name), "%s", r->name);
 	v->nr++;
+}
+
+/* A CPU-0 event of its own: ksymbol records only, no sample_id. */
+struct raw_rb {
+	int fd;
+	struct perf_event_mmap_page *pg;
+	size_t len;
+	const __u64 *addrs;	/* sum the ksymbol records at these ... */
+	int nr_addrs;
+	size_t bytes;		/* ... here */
+};
+
+static int raw_open(struct raw_rb *r, unsigned int pages, int prot,
+		    bool backward)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.ksymbol = 1,
+		.write_backward = backward,
+	};
+	long ps = sysconf(_SC_PAGESIZE);
+
+	memset(r, 0, sizeof(*r));
+	r->fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, 0);
+	if (r->fd < 0)
+		return -errno;
+	r->len = (pages + 1) * ps;
+	r->pg = mmap(NULL, r->len, prot, MAP_SHARED, r->fd, 0);
+	if (r->pg == MAP_FAILED) {
+		close(r->fd);
+		return -errno;
+	}
+	return 0;
+}
+
+static void raw_close(struct raw_rb *r)
+{
+	munmap(r->pg, r->len);
+	close(r->fd);
+}
+
+/* Consume everything, adding up the records at r->addrs. */
+static int raw_drain(void *arg)
+{
+	struct raw_rb *r = arg;
+	const char *data = (const char *)r->pg + r->pg->data_offset;
+	__u64 size = r->pg->data_size;
+	__u64 head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
+	__u64 tail = r->pg->data_tail;
+	char rec[64 * 1024];
+
+	while (tail < head) {
+		struct perf_event_header *h = (void *)rec;
+		__u64 i, addr;
+		int j;
+
+		for (i = 0; i < sizeof(*h); i++)
+			rec[i] = data[(tail + i) % size];
+		if (h->size < sizeof(*h) || h->size > sizeof(rec))
+			return -1;
+		for (i = sizeof(*h); i < h->size; i++)
+			rec[i] = data[(tail + i) % size];
+		memcpy(&addr, rec + sizeof(*h), sizeof(addr));
+		for (j = 0; h->type == PERF_RECORD_KSYMBOL && j < r->nr_addrs; j++)
+			if (addr == r->addrs[j])
+				r->bytes += h->size;
+		tail += h->size;
+	}
+	__atomic_store_n(&r->pg->data_tail, tail, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Replay BPF text into @r, draining, at most @max calls. */
+static long raw_replay(struct raw_rb *r, unsigned int max)
+{
+	struct perf_ksymbol_replay arg = {
+		.size = sizeof(arg),
+		.types = 1 << PERF_RECORD_KSYMBOL_TYPE_BPF,
+	};
+	unsigned int n;
+	long ret = -ENOSPC;
+
+	for (n = 0; n < max && ret == -ENOSPC; n++) {
+		ret = ioctl(r->fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &arg);
+		if (ret < 0)
+			ret = -errno;
+		if (raw_drain(r))
+			return -EIO;
+	}
+	return ret;
 }
 
 FIXTURE(replay) {
@@ -558,6 +651,71 @@ TEST_F(replay, without_sample_id_all)
 	free(lines);
 }
 
+/*
+ * A group of exactly half the ring buffer can never fit beside the other
+ * half (the free space is at most the buffer's size minus one): -EMSGSIZE,
+ * not -ENOSPC for ever.  replay_group's 32 functions make 2,048 bytes of
+ * ksymbol records without a sample_id: measured in a two-page buffer,
+ * refused by a one-page one.
+ */
+TEST_F(replay, group_of_half_the_buffer)
+{
+	struct replay_group *skel = replay_group__open_and_load();
+	struct bpf_prog_info info;
+	__u64 ksyms[32];
+	struct raw_rb r;
+	long ret;
+
+	ASSERT_NE(NULL, skel);
+	ASSERT_EQ(32, bpf_prog_funcs(bpf_program__fd(skel->progs.group_main),
+				     &info, ksyms, NULL, 32));
+	ASSERT_EQ(0, raw_open(&r, 2, PROT_READ | PROT_WRITE, false));
+	r.addrs = ksyms;
+	r.nr_addrs = 32;
+	ret = raw_replay(&r, 1000);
+	EXPECT_LE(0, ret) TH_LOG("two pages: %s", strerror(-ret));
+	EXPECT_EQ(sysconf(_SC_PAGESIZE) / 2, r.bytes);
+	raw_close(&r);
+
+	ASSERT_EQ(0, raw_open(&r, 1, PROT_READ | PROT_WRITE, false));
+	ret = raw_replay(&r, 1000);
+	EXPECT_EQ(-EMSGSIZE, ret) TH_LOG("one page: %s", strerror(-ret));
+	EXPECT_EQ(0, r.bytes);
+	raw_close(&r);
+	replay_group__destroy(skel);
+}
+
+/*
+ * Buffers the replay cannot leave room in: an overwrite (read-only) or
+ * write_backward buffer is refused; a paused one gets -EBUSY with the
+ * cursor, and the replay resumes from it once output goes on.
+ */
+TEST_F(replay, buffer_modes)
+{
+	struct perf_ksymbol_replay arg = { .size = sizeof(arg) };
+	struct raw_rb r;
+
+	ASSERT_EQ(0, raw_open(&r, 64, PROT_READ, false));
+	EXPECT_EQ(-1, ioctl(r.fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &arg));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	raw_close(&r);
+
+	ASSERT_EQ(0, raw_open(&r, 64, PROT_READ | PROT_WRITE, true));
+	EXPECT_EQ(-1, ioctl(r.fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &arg));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	raw_close(&r);
+
+	ASSERT_EQ(0, raw_open(&r, 64, PROT_READ | PROT_WRITE, false));
+	ASSERT_EQ(0, ioctl(r.fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1));
+	EXPECT_EQ(-1, ioctl(r.fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &arg));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_NE(0, arg.cursor);
+	ASSERT_EQ(0, ioctl(r.fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0));
+	EXPECT_LE(3 * NR_PROGS, ioctl(r.fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &arg));
+	EXPECT_EQ(0, arg.cursor);
+	raw_close(&r);
+}
+
 /* The argument: its size, unknown fields, the cursor. */
 TEST_F(replay, argument)
 {
@@ -566,10 +724,14 @@ TEST_F(replay, argument)
 		__u64 more;
 	} big = { .r.size = sizeof(big) };
 	struct perf_ksymbol_replay r = { .size = PERF_KSYMBOL_REPLAY_SIZE_VER0 - 4 };
+	struct perf_ksymbol_replay fresh = { .size = sizeof(fresh), .cursor = 1 };
 	int fd;
 
 	ASSERT_EQ(0, rec_stream_open(&self->s, 64));
 	fd = rec_stream_fd(&self->s);
+	/* A cursor on an event that never started a replay. */
+	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &fresh));
+	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &r));
 	EXPECT_EQ(EINVAL, errno);
 	big.more = 1;
