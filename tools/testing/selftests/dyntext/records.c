@@ -798,4 +798,3 @@ bool rec_is_marker(const struct rec *r, __u16 flags)
 	       r->ksym_type == PERF_RECORD_KSYMBOL_TYPE_REPLAY_MARK &&
 	       r->flags == (PERF_RECORD_KSYMBOL_FLAGS_REPLAY | flags);
 }
-
