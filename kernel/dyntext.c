@@ -484,7 +484,13 @@ EXPORT_SYMBOL_GPL(is_dyntext_address);
  * @off:	if not NULL, receives @addr's offset in the region
  * @namebuf:	receives the region's name, KSYM_NAME_LEN bytes
  *
- * Return: @namebuf if a registered region contains @addr, else NULL.
+ * Module text is left to module_address_lookup(), which names it by the
+ * module's own symbols: where a module has none, the address stays
+ * unnamed (a bare address for %pS, and kprobes refuse it), as it was
+ * before modules were registered.
+ *
+ * Return: @namebuf if a registered region other than module text contains
+ * @addr, else NULL.
  */
 const char *dyntext_address_lookup(unsigned long addr, unsigned long *size,
 				   unsigned long *off, char *namebuf)
@@ -493,7 +499,9 @@ const char *dyntext_address_lookup(unsigned long addr, unsigned long *size,
 	const char *ret = NULL;
 
 	rcu_read_lock();
-	dt = dyntext_find(addr);
+	dt = dyntext_tree_find(DYNTEXT_TREE_OOL, addr);
+	if (!dt)
+		dt = dyntext_tree_find(DYNTEXT_TREE_BPF, addr);
 	if (dt) {
 		strscpy(namebuf, dt->name, KSYM_NAME_LEN);
 		if (size)

@@ -39,6 +39,14 @@ static const struct dyntext_class dt_test_bpf_class = {
 	.listed		= dt_test_listed,
 };
 
+/* A module's text: its own symbols name it, /proc/kallsyms lists those. */
+static const struct dyntext_class dt_test_module_class = {
+	.owner		= DT_TEST_OWNER,
+	.ksym_type	= PERF_RECORD_KSYMBOL_TYPE_MODULE,
+	.sym_type	= 't',
+	.not_in_kallsyms = true,
+};
+
 /* No tree for it: refused. */
 static const struct dyntext_class dt_test_untyped_class = {
 	.owner		= DT_TEST_OWNER,
@@ -383,6 +391,40 @@ static void dyntext_test_kallsyms_order(struct kunit *test)
  * Each ksymbol type has a tree of its own, with bounds: lookups, overlap
  * checks, the walk and the consistency check must still see one registry.
  */
+/*
+ * Module text is text (unwinders, kernel_text_address()), but only the
+ * module's symbols name it (module_address_lookup()): where it has none,
+ * %pS prints a bare address and kallsyms_lookup_size_offset() fails, so
+ * kprobes refuse the address, as in stock.
+ */
+static void dyntext_test_module_unnamed(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	unsigned long start = (unsigned long)ctx->buf + 512;
+	char namebuf[KSYM_NAME_LEN], expect[32];
+	unsigned long size = 1, off = 2;
+	struct dyntext *dt;
+
+	dt = dt_test_region(ctx, 0, 512, 128);
+	dt->class = &dt_test_module_class;
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(dt));
+	KUNIT_EXPECT_EQ(test, DYNTEXT_TREE_MODULE, dyntext_tree_of(dt));
+	KUNIT_EXPECT_TRUE(test, is_dyntext_address(start + 64));
+	KUNIT_EXPECT_TRUE(test, kernel_text_address(start + 64));
+
+	KUNIT_EXPECT_NULL(test, dyntext_address_lookup(start + 64, &size,
+						       &off, namebuf));
+	KUNIT_EXPECT_EQ(test, 1UL, size);
+	KUNIT_EXPECT_EQ(test, 2UL, off);
+	KUNIT_EXPECT_EQ(test, 0,
+			kallsyms_lookup_size_offset(start + 64, &size, &off));
+	sprint_symbol(namebuf, start + 64);
+	snprintf(expect, sizeof(expect), "0x%lx", start + 64);
+	KUNIT_EXPECT_STREQ(test, expect, namebuf);
+	dt_test_consistent(test, 1);
+	KUNIT_EXPECT_EQ(test, 0, dyntext_del(dt));
+}
+
 static void dyntext_test_trees(struct kunit *test)
 {
 	struct dt_test_ctx *ctx = test->priv;
@@ -692,6 +734,7 @@ static void dyntext_test_lookup_vs_free(struct kunit *test)
 	struct dt_test_dyn *d[64];
 	const unsigned int rounds = 100;
 	unsigned int round, i, n, ops = 0;
+	unsigned long seen;
 
 	init_completion(&lk.done);
 	KUNIT_ASSERT_EQ(test, 0, dt_test_run_elsewhere(dt_test_looker_fn, &lk,
@@ -712,8 +755,14 @@ static void dyntext_test_lookup_vs_free(struct kunit *test)
 			}
 			ops++;
 		}
-		/* Let the looker find them, then take them away. */
-		cond_resched();
+		/*
+		 * Let the looker find them, then take them away: wait for
+		 * 64 lookups (at most about 20 ms), as the looker's CPU
+		 * may be slow to run it (a vCPU thread of a busy host).
+		 */
+		seen = READ_ONCE(lk.lookups);
+		for (i = 0; i < 20 && READ_ONCE(lk.lookups) - seen < 64; i++)
+			usleep_range(1000, 2000);
 		for (i = 0; i < n; i++)
 			dyntext_del(&d[i]->dt);
 		synchronize_rcu();
@@ -1114,6 +1163,7 @@ static struct kunit_case dyntext_test_cases[] = {
 	KUNIT_CASE(dyntext_test_kallsyms_order),
 	KUNIT_CASE(dyntext_test_walk),
 	KUNIT_CASE(dyntext_test_trees),
+	KUNIT_CASE(dyntext_test_module_unnamed),
 	KUNIT_CASE(dyntext_test_many),
 	KUNIT_CASE(dyntext_test_concurrent),
 	KUNIT_CASE(dyntext_test_lookup_vs_free),
