@@ -681,12 +681,14 @@ static bool dt_test_named_right(struct dt_test_looker *lk, unsigned long a,
 static int dt_test_looker_fn(void *arg)
 {
 	struct dt_test_looker *lk = arg;
-	char sym[KSYM_SYMBOL_LEN], *name, *modname, owner[64], type;
+	char *name, *sym, *modname, owner[64], type;
 	unsigned long a, size, off, value, seed = 7;
 	struct dyntext_iter it = {};
 	unsigned int symnum = 0;
 
-	name = kmalloc(KSYM_NAME_LEN, GFP_KERNEL);
+	/* Not on the stack: KASAN's redzones make the frame too large. */
+	name = kmalloc(KSYM_NAME_LEN + KSYM_SYMBOL_LEN, GFP_KERNEL);
+	sym = name ? name + KSYM_NAME_LEN : NULL;
 	while (name && !atomic_read(&lk->stop)) {
 		seed = seed * 6364136223846793005UL + 1442695040888963407UL;
 		a = lk->start + (seed >> 17) % lk->span;
@@ -696,7 +698,7 @@ static int dt_test_looker_fn(void *arg)
 			if (!dt_test_named_right(lk, a, name, size, off, modname))
 				lk->bad++;
 		}
-		snprintf(sym, sizeof(sym), "%pS", (void *)a);
+		snprintf(sym, KSYM_SYMBOL_LEN, "%pS", (void *)a);
 		if (strncmp(sym, "dyntext_kunit_", 14) && strncmp(sym, "0x", 2))
 			lk->bad++;
 		if (dyntext_get_kallsym(&it, symnum++, &value, &type, name,
