@@ -1,19 +1,23 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build, boot and test the dynamic text registry patch set on Linux 6.1.y.
+# Build, boot and test the dynamic text registry patch set on Linux 6.1.y
+# or 6.12.y (BASE=6.1 or BASE=6.12; patches/$(BASE), outputs in
+# build/$(BASE)).
 #
 #   make check      build everything, boot it under QEMU, run all tests
 #   make run        build everything, boot it, show the live demo
-#   make baseline   build stock 6.1 with the same config (build/stock)
+#   make baseline   build the stock base with the same config (build/$(BASE)/stock)
 #   make kernel | perf | selftests | module
 #   make vm CMD="..."          run one command in the patched guest
 #   make vm-stock CMD="..."    the same on the stock kernel
 #
-# KERNEL_SRC=/path/to/linux-6.1.y (a tree or a tarball) replaces Debian's
-# linux-source-6.1.  DEBUG=1 adds configs/debug.config (own tree).
+# KERNEL_SRC=/path/to/linux-$(BASE).y (a tree or a tarball) replaces Debian's
+# linux-source-$(BASE).  DEBUG=1 adds configs/debug.config (own tree).
 
 TOP    := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
-B      := $(TOP)/build
+BASE   ?= 6.1
+export BASE
+B      := $(TOP)/build/$(BASE)
 JOBS   ?= $(shell nproc)
 DEBUG  ?= 0
 
@@ -88,7 +92,7 @@ DEBUG_SUITES := debug_misuse debug_stress debug_faults debug_kmemleak \
 # One boot of the patched kernel runs KUnit (at boot), dumps /proc/kallsyms
 # after a workload of every kind, then runs every kselftest; one boot of the
 # stock kernel dumps the same and runs every kselftest too
-# (scripts/expected-on-stock says which must fail there); the debug kernel
+# (patches/$(BASE)/expected-on-stock says which must fail there); the debug kernel
 # runs them again (stress-check); the report compares the two dumps.
 DUMP := kallsyms_dump
 check: kernel perf selftests baseline

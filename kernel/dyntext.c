@@ -50,10 +50,14 @@ static LIST_HEAD(dyntext_list);
  * mixes the bounds of two updates still covers every region registered
  * across both.  Empty: lo = ULONG_MAX, hi = 0.
  *
- * A BPF region also owns its end address: a BPF image can end with a call,
- * whose return address is then the end (stable fix 66d9111f3517, "bpf:
- * Detect IP == ksym.end as part of BPF program").  Its tree's hi is one
- * past that, and nothing else may start there.
+ * A BPF region also answers for its end address: a BPF image can end with
+ * a call, whose return address is then the end (stable fix 66d9111f3517,
+ * "bpf: Detect IP == ksym.end as part of BPF program").  Its tree's hi is
+ * one past that.  Regions are [start, end) in the trees, so another region
+ * may start at a BPF region's end (struct_ops trampolines are packed back
+ * to back, a FineIBT prefix ends where its program starts): the address
+ * then belongs to the region that starts there, and to the BPF region that
+ * ends there only when nothing starts there.
  */
 struct dyntext_tree {
 	struct latch_tree_root	root;
@@ -94,32 +98,18 @@ static __always_inline bool dyntext_tree_less(struct latch_tree_node *a,
 	return dyntext_from_tnode(a)->start < dyntext_from_tnode(b)->start;
 }
 
-/* Compare @key with the region of tree @t at @n. */
-static __always_inline int dyntext_comp(void *key, struct latch_tree_node *n,
-					int t)
+/* Compare @key with the region at @n: [start, end). */
+static __always_inline int dyntext_tree_comp(void *key,
+					     struct latch_tree_node *n)
 {
 	unsigned long addr = (unsigned long)key;
 	const struct dyntext *dt = dyntext_from_tnode(n);
 
 	if (addr < dt->start)
 		return -1;
-	if (addr >= dyntext_tree_end(t, dt))
+	if (addr >= dt->end)
 		return 1;
 	return 0;
-}
-
-/* Module and OOL trees: [start, end). */
-static __always_inline int dyntext_tree_comp(void *key,
-					     struct latch_tree_node *n)
-{
-	return dyntext_comp(key, n, DYNTEXT_TREE_OOL);
-}
-
-/* BPF: the end address belongs to the region (see above). */
-static __always_inline int dyntext_bpf_tree_comp(void *key,
-						 struct latch_tree_node *n)
-{
-	return dyntext_comp(key, n, DYNTEXT_TREE_BPF);
 }
 
 static const struct latch_tree_ops dyntext_tree_ops = {
@@ -127,18 +117,11 @@ static const struct latch_tree_ops dyntext_tree_ops = {
 	.comp	= dyntext_tree_comp,
 };
 
-static const struct latch_tree_ops dyntext_bpf_tree_ops = {
-	.less	= dyntext_tree_less,
-	.comp	= dyntext_bpf_tree_comp,
-};
-
-static __always_inline const struct latch_tree_ops *dyntext_ops(int t)
-{
-	return t == DYNTEXT_TREE_BPF ? &dyntext_bpf_tree_ops :
-				       &dyntext_tree_ops;
-}
-
-/* A region of tree @t containing @addr; a range check first. */
+/*
+ * A region of tree @t containing @addr; a range check first.  In the BPF
+ * tree, an address in no region may be the end of one (see above): a
+ * second walk, only for addresses between BPF regions.
+ */
 static __always_inline struct dyntext *
 dyntext_tree_find(int t, unsigned long addr)
 {
@@ -147,7 +130,10 @@ dyntext_tree_find(int t, unsigned long addr)
 
 	if (addr < READ_ONCE(tree->lo) || addr >= READ_ONCE(tree->hi))
 		return NULL;
-	n = latch_tree_find((void *)addr, &tree->root, dyntext_ops(t));
+	n = latch_tree_find((void *)addr, &tree->root, &dyntext_tree_ops);
+	if (!n && t == DYNTEXT_TREE_BPF)
+		n = latch_tree_find((void *)(addr - 1), &tree->root,
+				    &dyntext_tree_ops);
 	return n ? dyntext_from_tnode(n) : NULL;
 }
 
@@ -228,8 +214,7 @@ static void dyntext_announce(const struct dyntext *dt, bool unregister)
  * Regions are disjoint and a tree is sorted by start, hence also by end:
  * a walk that goes left when the new range lies below a node and right
  * when it lies above meets every region it overlaps.  All trees, as
- * regions of every kind share one address space; a BPF region covers its
- * end address too.  Writer side only.
+ * regions of every kind share one address space.  Writer side only.
  */
 static struct dyntext *dyntext_overlap(unsigned long start, unsigned long end)
 {
@@ -245,7 +230,7 @@ static struct dyntext *dyntext_overlap(unsigned long start, unsigned long end)
 
 			if (end <= dt->start)
 				n = n->rb_left;
-			else if (start >= dyntext_tree_end(t, dt))
+			else if (start >= dt->end)
 				n = n->rb_right;
 			else
 				return dt;
@@ -342,7 +327,7 @@ int dyntext_add(struct dyntext *dt)
 				    dt->class->ksym_type);
 		return -EINVAL;
 	}
-	/* A BPF region owns its end address: that must not wrap either. */
+	/* A BPF region answers for its end address: that must not wrap. */
 	if (dt->end <= dt->start || dyntext_tree_end(t, dt) < dt->end) {
 		pr_warn_ratelimited("%pS: empty or wrapping range for %s\n",
 				    __builtin_return_address(0), dt->name);
@@ -356,7 +341,7 @@ int dyntext_add(struct dyntext *dt)
 				    __builtin_return_address(0), dt->name);
 		return -EEXIST;
 	}
-	if (dyntext_overlap(dt->start, dyntext_tree_end(t, dt))) {
+	if (dyntext_overlap(dt->start, dt->end)) {
 		spin_unlock_bh(&dyntext_lock);
 		pr_warn_ratelimited("%pS: %s overlaps a registered region\n",
 				    __builtin_return_address(0), dt->name);
@@ -368,7 +353,7 @@ int dyntext_add(struct dyntext *dt)
 		WRITE_ONCE(tree->lo, dt->start);
 	if (dyntext_tree_end(t, dt) > tree->hi)
 		WRITE_ONCE(tree->hi, dyntext_tree_end(t, dt));
-	latch_tree_insert(&dt->tnode, &tree->root, dyntext_ops(t));
+	latch_tree_insert(&dt->tnode, &tree->root, &dyntext_tree_ops);
 	list_add_tail_rcu(&dt->lnode, &dyntext_list);
 	dyntext_nr++;
 	dyntext_announce(dt, false);
@@ -415,7 +400,7 @@ int dyntext_del(struct dyntext *dt)
 			c->next = dyntext_next(dt);
 	WRITE_ONCE(dyntext_gen, dyntext_gen + 1);
 	t = dyntext_tree_of(dt);
-	latch_tree_erase(&dt->tnode, &dyntext_trees[t].root, dyntext_ops(t));
+	latch_tree_erase(&dt->tnode, &dyntext_trees[t].root, &dyntext_tree_ops);
 	dyntext_tree_shrink(t);
 	list_del_rcu(&dt->lnode);
 	dyntext_nr--;
@@ -489,26 +474,28 @@ EXPORT_SYMBOL_GPL(is_dyntext_address);
  * unnamed (a bare address for %pS, and kprobes refuse it), as it was
  * before modules were registered.
  *
- * Return: @namebuf if a registered region other than module text contains
- * @addr, else NULL.
+ * Return: the length of the name written to @namebuf if a registered
+ * region other than module text contains @addr, else 0 (the kallsyms
+ * lookup convention).
  */
-const char *dyntext_address_lookup(unsigned long addr, unsigned long *size,
-				   unsigned long *off, char *namebuf)
+int dyntext_address_lookup(unsigned long addr, unsigned long *size,
+			   unsigned long *off, char *namebuf)
 {
 	const struct dyntext *dt;
-	const char *ret = NULL;
+	int ret = 0;
 
 	rcu_read_lock();
 	dt = dyntext_tree_find(DYNTEXT_TREE_OOL, addr);
 	if (!dt)
 		dt = dyntext_tree_find(DYNTEXT_TREE_BPF, addr);
 	if (dt) {
-		strscpy(namebuf, dt->name, KSYM_NAME_LEN);
+		ret = strscpy(namebuf, dt->name, KSYM_NAME_LEN);
+		if (ret < 0)
+			ret = KSYM_NAME_LEN - 1;
 		if (size)
 			*size = dt->end - dt->start;
 		if (off)
 			*off = addr - dt->start;
-		ret = namebuf;
 	}
 	rcu_read_unlock();
 	return ret;
@@ -769,7 +756,7 @@ int dyntext_check(unsigned int *nr)
 		struct dyntext_tree *tree = &dyntext_trees[t];
 
 		for (i = 0; i < 2; i++) {
-			unsigned long lo = ULONG_MAX;
+			unsigned long lo = ULONG_MAX, hi = 0;
 
 			prev_end = 0;
 			rb = rb_first(&tree->root.tree[i]);
@@ -781,11 +768,12 @@ int dyntext_check(unsigned int *nr)
 				    dyntext_tree_of(dt) != t)
 					ret = -EUCLEAN;
 				lo = min(lo, dt->start);
-				prev_end = dyntext_tree_end(t, dt);
+				prev_end = dt->end;
+				hi = dyntext_tree_end(t, dt);
 				n_tree[i]++;
 			}
 			/* The bounds are exactly those of what it holds. */
-			if (tree->lo != lo || tree->hi != prev_end)
+			if (tree->lo != lo || tree->hi != hi)
 				ret = -EUCLEAN;
 		}
 	}

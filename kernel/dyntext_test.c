@@ -148,14 +148,13 @@ static void dyntext_test_boundaries(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, is_dyntext_address(start + 64));
 	KUNIT_EXPECT_FALSE(test, is_dyntext_address(start - 1));
 
-	KUNIT_ASSERT_PTR_EQ(test, (const char *)namebuf,
-			    dyntext_address_lookup(start + 63, &size, &off,
-						   namebuf));
+	KUNIT_ASSERT_EQ(test, 15, dyntext_address_lookup(start + 63, &size,
+							 &off, namebuf));
 	KUNIT_EXPECT_STREQ(test, "dyntext_kunit_0", namebuf);
 	KUNIT_EXPECT_EQ(test, 64UL, size);
 	KUNIT_EXPECT_EQ(test, 63UL, off);
-	KUNIT_EXPECT_NULL(test, dyntext_address_lookup(start + 64, &size,
-						       &off, namebuf));
+	KUNIT_EXPECT_EQ(test, 0, dyntext_address_lookup(start + 64, &size,
+							&off, namebuf));
 
 	/* What unwinders and %pS see. */
 	KUNIT_EXPECT_TRUE(test, kernel_text_address(start));
@@ -412,8 +411,8 @@ static void dyntext_test_module_unnamed(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, is_dyntext_address(start + 64));
 	KUNIT_EXPECT_TRUE(test, kernel_text_address(start + 64));
 
-	KUNIT_EXPECT_NULL(test, dyntext_address_lookup(start + 64, &size,
-						       &off, namebuf));
+	KUNIT_EXPECT_EQ(test, 0, dyntext_address_lookup(start + 64, &size,
+							&off, namebuf));
 	KUNIT_EXPECT_EQ(test, 1UL, size);
 	KUNIT_EXPECT_EQ(test, 2UL, off);
 	KUNIT_EXPECT_EQ(test, 0,
@@ -448,7 +447,7 @@ static void dyntext_test_trees(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, few, dyntext_find(base + 1024 + 255));
 	KUNIT_EXPECT_PTR_EQ(test, many, dyntext_find(base + 1024 + 256));
 	KUNIT_EXPECT_PTR_EQ(test, many, dyntext_find(base + 1024 + 511));
-	/* A BPF region owns its end address. */
+	/* A BPF region answers for its end address. */
 	KUNIT_EXPECT_PTR_EQ(test, many, dyntext_find(base + 1024 + 512));
 	KUNIT_EXPECT_NULL(test, dyntext_find(base + 1024 + 513));
 	rcu_read_unlock();
@@ -476,7 +475,7 @@ static void dyntext_test_trees(struct kunit *test)
 	if (bpf->lo >= base && bpf->hi <= base + ctx->size) {
 		/* Only this test's BPF regions: exact values. */
 		KUNIT_EXPECT_EQ(test, base + 1024 + 256, bpf->lo);
-		/* A BPF region owns its end address. */
+		/* A BPF region answers for its end address. */
 		KUNIT_EXPECT_EQ(test, base + 8192 + 65, bpf->hi);
 	}
 	rcu_read_lock();
@@ -516,7 +515,7 @@ static void dyntext_test_many(struct kunit *test)
 	 * Interleave the order: even slots first, then odd ones, which go
 	 * to the other tree: every lookup below crosses between the two.
 	 */
-	/* len - 1 bytes each: a BPF region owns its end address. */
+	/* len - 1 bytes each: a gap where each BPF region ends. */
 	for (i = 0; i < ctx->nr; i += 2) {
 		dt = dt_test_region(ctx, i, i * len, len - 1);
 		KUNIT_ASSERT_EQ(test, 0, dyntext_add(dt));
@@ -901,8 +900,10 @@ static void dyntext_test_double_add(struct kunit *test)
 
 /*
  * A return address equal to the end of a BPF image belongs to it (stable
- * fix 66d9111f3517): BPF regions own their end address, in every lookup;
- * other kinds do not.  So a region may not start where a BPF region ends.
+ * fix 66d9111f3517), unless another region starts there: regions may be
+ * adjacent (struct_ops trampolines packed back to back, a FineIBT prefix
+ * ending where its program starts), and an address belongs first to the
+ * region that starts at it.  Other kinds do not answer for their end.
  */
 static void dyntext_test_bpf_end(struct kunit *test)
 {
@@ -910,7 +911,7 @@ static void dyntext_test_bpf_end(struct kunit *test)
 	unsigned long base = (unsigned long)ctx->buf;
 	char namebuf[KSYM_NAME_LEN];
 	unsigned long size, off;
-	struct dyntext *bpf, *ool, *b;
+	struct dyntext *bpf, *ool, *b, *c;
 
 	bpf = dt_test_region(ctx, 0, 1024, 256);
 	bpf->class = &dt_test_bpf_class;
@@ -921,31 +922,61 @@ static void dyntext_test_bpf_end(struct kunit *test)
 	rcu_read_lock();
 	KUNIT_EXPECT_PTR_EQ(test, bpf, dyntext_find(base + 1024 + 256));
 	KUNIT_EXPECT_NULL(test, dyntext_find(base + 1024 + 257));
+	KUNIT_EXPECT_NULL(test, dyntext_find(base + 1023));
 	KUNIT_EXPECT_NULL(test, dyntext_find(base + 4096 + 256));
 	rcu_read_unlock();
 	KUNIT_EXPECT_TRUE(test, is_dyntext_address(base + 1024 + 256));
 	KUNIT_EXPECT_TRUE(test, kernel_text_address(base + 1024 + 256));
 	KUNIT_EXPECT_FALSE(test, is_dyntext_address(base + 4096 + 256));
-	KUNIT_EXPECT_PTR_EQ(test, (const char *)namebuf,
-			    dyntext_address_lookup(base + 1024 + 256, &size,
-						   &off, namebuf));
+	KUNIT_EXPECT_EQ(test, 15, dyntext_address_lookup(base + 1024 + 256,
+							 &size, &off,
+							 namebuf));
+	KUNIT_EXPECT_STREQ(test, "dyntext_kunit_0", namebuf);
 	KUNIT_EXPECT_EQ(test, 256UL, size);
 	KUNIT_EXPECT_EQ(test, 256UL, off);
 
-	/* Nothing may start at a BPF region's end; right after it may. */
+	/* A BPF region where the first ends: the address is its start. */
 	b = dt_test_region(ctx, 2, 1024 + 256, 16);
-	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
 	b->class = &dt_test_bpf_class;
-	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
-	b = dt_test_region(ctx, 2, 1024 + 257, 16);
-	KUNIT_EXPECT_EQ(test, 0, dyntext_add(b));
-	/* Nor may a BPF region end where another region starts. */
-	b = dt_test_region(ctx, 3, 4096 - 16, 16);
-	b->class = &dt_test_bpf_class;
-	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(b));
-	b = dt_test_region(ctx, 3, 4096 - 17, 16);
-	b->class = &dt_test_bpf_class;
-	KUNIT_EXPECT_EQ(test, 0, dyntext_add(b));
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(b));
+	rcu_read_lock();
+	KUNIT_EXPECT_PTR_EQ(test, bpf, dyntext_find(base + 1024 + 255));
+	KUNIT_EXPECT_PTR_EQ(test, b, dyntext_find(base + 1024 + 256));
+	KUNIT_EXPECT_PTR_EQ(test, b, dyntext_find(base + 1024 + 272));
+	KUNIT_EXPECT_NULL(test, dyntext_find(base + 1024 + 273));
+	rcu_read_unlock();
+	KUNIT_EXPECT_EQ(test, 15, dyntext_address_lookup(base + 1024 + 256,
+							 &size, &off,
+							 namebuf));
+	KUNIT_EXPECT_STREQ(test, "dyntext_kunit_2", namebuf);
+	KUNIT_EXPECT_EQ(test, 16UL, size);
+	KUNIT_EXPECT_EQ(test, 0UL, off);
+	/* Overlaps are still refused, by a byte either way. */
+	c = dt_test_region(ctx, 3, 1024 + 255, 2);
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(c));
+	c->class = &dt_test_bpf_class;
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(c));
+	dt_test_consistent(test, 3);
+	/* Gone again: the end answers for the first region once more. */
+	KUNIT_EXPECT_EQ(test, 0, dyntext_del(b));
+	rcu_read_lock();
+	KUNIT_EXPECT_PTR_EQ(test, bpf, dyntext_find(base + 1024 + 256));
+	rcu_read_unlock();
+
+	/* Other kinds may start there too, and win the address. */
+	b = dt_test_region(ctx, 2, 1024 + 256, 16);
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(b));
+	rcu_read_lock();
+	KUNIT_EXPECT_PTR_EQ(test, b, dyntext_find(base + 1024 + 256));
+	rcu_read_unlock();
+	/* And a BPF region may end where another region starts. */
+	c = dt_test_region(ctx, 3, 4096 - 16, 16);
+	c->class = &dt_test_bpf_class;
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(c));
+	rcu_read_lock();
+	KUNIT_EXPECT_PTR_EQ(test, c, dyntext_find(base + 4095));
+	KUNIT_EXPECT_PTR_EQ(test, ool, dyntext_find(base + 4096));
+	rcu_read_unlock();
 	dt_test_consistent(test, 4);
 }
 

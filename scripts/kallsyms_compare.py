@@ -7,7 +7,7 @@ Names the compiler or the build numbers are normalised (the numbers move
 whenever a file changes): GCC's local statics ("_rs.12" -> "_rs.N"),
 initcall names (__initcall__kmod_FILE__N_LINE_FN -> __initcall__kmod_FILE__FN),
 resolve_btfids' __BTF_ID__*__N and __UNIQUE_ID_*N.  Then the lines that
-scripts/kallsyms-vs-stock lists are taken out: "added NAME [COUNT]" (the
+patches/$BASE/kallsyms-vs-stock lists are taken out: "added NAME [COUNT]" (the
 patched kernel has exactly COUNT more lines named NAME than stock, 1 if
 not given), "removed NAME [COUNT]" (stock has COUNT more) and "moved NAME"
 (the same lines, type and module tag included, on both, at another place:
@@ -36,7 +36,7 @@ def name_of(line):
 
 
 def read_list(text):
-    """{kind: {name: count}} from scripts/kallsyms-vs-stock."""
+    """{kind: {name: count}} from patches/$BASE/kallsyms-vs-stock."""
     lists = {'added': {}, 'removed': {}, 'moved': {}}
     for raw in text.splitlines():
         w = raw.split()

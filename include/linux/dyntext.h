@@ -24,7 +24,7 @@ struct dyntext;
  * @DYNTEXT_KALLSYMS_NR_RANKS: the number of ranks
  *
  * The registry's lines come after the modules' symbols, rank by rank, each
- * rank in registration order: the order of stock 6.1's sections.
+ * rank in registration order: the order of stock's sections (6.1, 6.12).
  */
 enum dyntext_kallsyms_rank {
 	DYNTEXT_KALLSYMS_FTRACE,
@@ -134,8 +134,8 @@ int dyntext_del(struct dyntext *dt);
 bool dyntext_registered(const struct dyntext *dt);
 struct dyntext *dyntext_find(unsigned long addr);
 bool is_dyntext_address(unsigned long addr);
-const char *dyntext_address_lookup(unsigned long addr, unsigned long *size,
-				   unsigned long *off, char *namebuf);
+int dyntext_address_lookup(unsigned long addr, unsigned long *size,
+			   unsigned long *off, char *namebuf);
 int dyntext_get_kallsym(struct dyntext_iter *it, unsigned int symnum,
 			unsigned long *value, char *type, char *name,
 			char *owner, size_t owner_len);
@@ -161,12 +161,11 @@ static inline bool is_dyntext_address(unsigned long addr)
 	return false;
 }
 
-static inline const char *dyntext_address_lookup(unsigned long addr,
-						 unsigned long *size,
-						 unsigned long *off,
-						 char *namebuf)
+static inline int dyntext_address_lookup(unsigned long addr,
+					 unsigned long *size,
+					 unsigned long *off, char *namebuf)
 {
-	return NULL;
+	return 0;
 }
 
 static inline void dyntext_cursor_start(struct dyntext_cursor *c)

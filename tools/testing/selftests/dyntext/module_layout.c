@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A module's text size computed from its .ko with libelf, the way the
- * module loader of Linux 6.1 computes core_layout.text_size and
- * init_layout.text_size.
+ * module loader computes it: core_layout.text_size and
+ * init_layout.text_size in Linux 6.1, mem[MOD_TEXT].size and
+ * mem[MOD_INIT_TEXT].size since 6.4.
  */
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "module_layout.h"
@@ -15,6 +18,19 @@
 static bool init_section(const char *name)
 {
 	return !strncmp(name, ".init", 5);
+}
+
+/*
+ * Since Linux 6.10 module_memory_alloc() page-aligns the size of every
+ * part of a module, whatever CONFIG_STRICT_MODULE_RWX says.
+ */
+static bool always_page_aligned(void)
+{
+	struct utsname u;
+	unsigned int major, minor;
+
+	return !uname(&u) && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
+	       (major > 6 || (major == 6 && minor >= 10));
 }
 
 int module_text_size(const char *ko_path, bool init, bool strict_rwx,
@@ -50,7 +66,7 @@ int module_text_size(const char *ko_path, bool init, bool strict_rwx,
 			sz = (sz + sh.sh_addralign - 1) & ~(sh.sh_addralign - 1);
 		sz += sh.sh_size;
 	}
-	if (strict_rwx)
+	if (strict_rwx || always_page_aligned())
 		sz = (sz + page - 1) & ~(page - 1);
 	*size = sz;
 	ret = 0;

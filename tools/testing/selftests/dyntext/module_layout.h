@@ -9,7 +9,8 @@
  * the module loader lays it out (layout_sections() in
  * kernel/module/main.c): the executable SHF_ALLOC sections of the .ko in
  * section order, each aligned to its sh_addralign, the sum page-aligned
- * when the kernel has CONFIG_STRICT_MODULE_RWX.  Returns 0 on success.
+ * when the kernel has CONFIG_STRICT_MODULE_RWX, and always since Linux
+ * 6.10 (the running kernel's release decides).  Returns 0 on success.
  */
 int module_text_size(const char *ko_path, bool init, bool strict_rwx,
 		     unsigned long long *size);

@@ -242,8 +242,9 @@ TEST_F_TIMEOUT(compat, module_reloaded, 180)
 	EXPECT_EQ(0, perf_status(&self->run, "report --stdio", &errors));
 	EXPECT_EQ(0, errors);
 	ASSERT_EQ(0, count_samples(&self->run, lo, hi, BUSY, "[" EARLY "]", &c));
-	TH_LOG("%s in [%s], reloaded: %llu samples named, %llu not", BUSY,
-	       EARLY, c.named, c.other);
+	TH_LOG("%s in [%s], reloaded: %llu samples named, %llu not%s%s", BUSY,
+	       EARLY, c.named, c.other, c.other ? ", first: " : "",
+	       c.first_other);
 	EXPECT_LT(20, c.named);
 	EXPECT_EQ(0, c.other);
 }

@@ -154,8 +154,9 @@ int count_samples(struct perf_run *r, unsigned long long lo,
 			continue;
 		if (!strcmp(s, sym) && (!dso || !strcmp(d, dso)))
 			c->named++;
-		else
-			c->other++;
+		else if (!c->other++)
+			snprintf(c->first_other, sizeof(c->first_other),
+				 "%llx %.128s (%.128s)", ip, s, d);
 	}
 	return pclose(f) ? -EIO : 0;
 }

@@ -44,6 +44,7 @@ FILE *perf_output(struct perf_run *r, const char *args);
 struct samples {
 	unsigned long long named;	/* in [lo, hi) and named as expected */
 	unsigned long long other;	/* in [lo, hi) but named otherwise */
+	char first_other[300];		/* "ip sym (dso)" of the first other */
 };
 
 /*

@@ -451,7 +451,8 @@ static int count_prog_records(struct perf_run *r, const __u64 *addr,
 				    kflags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER)
 					continue;
 				if (!c->ksym[i]++)
-					strcpy(c->name[i], kname);
+					snprintf(c->name[i], sizeof(c->name[i]),
+						 "%s", kname);
 				c->ksym_flagged[i] += kflags ==
 					(replay ? PERF_RECORD_KSYMBOL_FLAGS_REPLAY : 0);
 				c->ksym_exact[i] += klen == len[i] &&
@@ -503,7 +504,7 @@ static int header_prog_images(struct perf_run *r, __u32 id, const __u64 *addr,
 		    saddr == addr[sub] && slen == len[sub] &&
 		    strstr(sname, fn[sub])) {
 			found |= 1 << sub;
-			strcpy(name[sub], sname);
+			snprintf(name[sub], sizeof(name[sub]), "%s", sname);
 		}
 	}
 	pclose(f);

@@ -248,7 +248,7 @@ static bool image_with_tag(const __u8 *tag)
 	char want[64];
 	size_t i, n;
 
-	strcpy(want, "bpf_prog_");
+	snprintf(want, sizeof(want), "bpf_prog_");
 	tag_hex(tag, want + 9);
 	n = strlen(want);
 	for (i = 0; i < view.nr; i++)

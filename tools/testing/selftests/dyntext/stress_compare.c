@@ -143,7 +143,7 @@ static int compare_bpf_progs(size_t *nr_images)
 			 * a subprogram's after its own (prog_tags[0] is the
 			 * main function's alone).
 			 */
-			strcpy(want, "bpf_prog_");
+			snprintf(want, sizeof(want), "bpf_prog_");
 			tag_hex(j ? tags + j * BPF_TAG_SIZE : tag0, want + 9);
 			wl = strlen(want);
 			(*nr_images)++;

@@ -3,12 +3,14 @@
  * An iter/ksym program written against stock 6.1's struct kallsym_iter (the
  * fields the upstream selftest bpf_iter_ksym reads): CO-RE relocates each
  * field by name, so the program loads only if every one of them is still
- * there.  One line per symbol: address, type, name, [module], and the
- * section of /proc/kallsyms the iterator's positions put it in.
+ * there (pos_arch_end only where it exists: Linux 6.2 removed it with the
+ * arch section).  One line per symbol: address, type, name, [module], and
+ * the section of /proc/kallsyms the iterator's positions put it in.
  */
 #include <linux/bpf.h>
 #include <linux/types.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 
 char _license[] SEC("license") = "GPL";
 
@@ -52,7 +54,9 @@ int ksym_iter_dump(struct bpf_iter__ksym *ctx)
 	value = iter->show_value ? iter->value : 0;
 	BPF_SEQ_PRINTF(seq, "%lx %c %s [%s] ", value, iter->type, iter->name,
 		       iter->module_name);
-	if (!iter->pos_arch_end || iter->pos_arch_end > iter->pos)
+	if (bpf_core_field_exists(iter->pos_arch_end) ?
+	    !iter->pos_arch_end || iter->pos_arch_end > iter->pos :
+	    !iter->module_name[0])
 		BPF_SEQ_PRINTF(seq, "CORE\n");
 	else if (!iter->pos_mod_end || iter->pos_mod_end > iter->pos)
 		BPF_SEQ_PRINTF(seq, "MOD\n");
