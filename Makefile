@@ -75,7 +75,7 @@ perf: kernel
 	@mkdir -p $(PERF_OUT)
 	@$(MAKE) -s -C $(KTREE)/tools/perf -j$(JOBS) O=$(PERF_OUT) \
 		CC="ccache gcc" NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JEVENTS=1 \
-		LIBBPF_DYNAMIC=1 LIBTRACEEVENT_DYNAMIC=1 WERROR=0 \
+		LIBBPF_DYNAMIC=1 LIBTRACEEVENT_DYNAMIC=1 BUILD_BPF_SKEL=0 WERROR=0 \
 		> $(PERF_OUT).log 2>&1 || { tail -30 $(PERF_OUT).log; exit 1; }
 
 selftests module: kernel

@@ -458,7 +458,7 @@ static int bench_lookup(const char *ko, long calls, int argc, char **argv)
 	if (mkdir(LOOKUP_INST, 0755) ||
 	    write_str(LOOKUP_INST "/set_ftrace_filter", "vfs_write", 0) ||
 	    write_str(LOOKUP_INST "/current_tracer", "function", 0) ||
-	    write_str(TRACEFS "/kprobe_events", "p:dyntext_bench/probe vfs_read+5\n",
+	    write_str(TRACEFS "/kprobe_events", "p:dyntext_bench/probe " KPROBE_OOL_SITE "\n",
 		      O_APPEND) ||
 	    write_str(TRACEFS "/events/dyntext_bench/probe/enable", "1", 0)) {
 		perror("lookup: tracefs");

@@ -29,7 +29,7 @@
 
 #define TRACING "/sys/kernel/tracing"
 #define INSTANCE TRACING "/instances/kallsyms_dump"
-#define PROBE "p:dyntext/kallsyms_dump vfs_read+5\n"
+#define PROBE "p:dyntext/kallsyms_dump " KPROBE_OOL_SITE "\n"
 #define MOD "dyntext_test"
 
 static char tramp[128];

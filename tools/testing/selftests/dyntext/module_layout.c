@@ -9,28 +9,15 @@
 #include <gelf.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "module_layout.h"
+#include "records.h"
 
 /* module_init_layout_section() with CONFIG_MODULE_UNLOAD, generic arch. */
 static bool init_section(const char *name)
 {
 	return !strncmp(name, ".init", 5);
-}
-
-/*
- * Since Linux 6.10 module_memory_alloc() page-aligns the size of every
- * part of a module, whatever CONFIG_STRICT_MODULE_RWX says.
- */
-static bool always_page_aligned(void)
-{
-	struct utsname u;
-	unsigned int major, minor;
-
-	return !uname(&u) && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
-	       (major > 6 || (major == 6 && minor >= 10));
 }
 
 int module_text_size(const char *ko_path, bool init, bool strict_rwx,
@@ -66,7 +53,11 @@ int module_text_size(const char *ko_path, bool init, bool strict_rwx,
 			sz = (sz + sh.sh_addralign - 1) & ~(sh.sh_addralign - 1);
 		sz += sh.sh_size;
 	}
-	if (strict_rwx || always_page_aligned())
+	/*
+	 * Since Linux 6.10 module_memory_alloc() page-aligns the size of
+	 * every part of a module, whatever CONFIG_STRICT_MODULE_RWX says.
+	 */
+	if (strict_rwx || kernel_at_least(6, 10))
 		sz = (sz + page - 1) & ~(page - 1);
 	*size = sz;
 	ret = 0;

@@ -132,7 +132,7 @@ TEST_F(ool, ftrace_trampoline)
 TEST_F(ool, kprobe_insn_page)
 {
 	const char *mod = "__builtin__kprobes";
-	static const char * const sites[] = { "vfs_read+5", "vfs_read+9",
+	static const char * const sites[] = { KPROBE_OOL_SITE, "vfs_read+9",
 					      "vfs_write+5", NULL };
 	const struct rec *reg;
 	int insn_before, opt_before, i;
@@ -187,7 +187,7 @@ TEST_F(ool, named_by_lookups)
 	reg = rec_wait_name(&self->s, "ftrace_trampoline", 0);
 	ASSERT_NE(NULL, reg);
 	ASSERT_EQ(0, append_file(TRACING "/kprobe_events",
-				 "p:dyntext/ool_probe vfs_read+5\n"));
+				 "p:dyntext/ool_probe " KPROBE_OOL_SITE "\n"));
 	ASSERT_EQ(0, write_file(TRACING "/events/dyntext/ool_probe/enable", "1"));
 	ASSERT_EQ(1, kallsyms_mod_lines("kprobe_insn_page", "__builtin__kprobes",
 					&page));

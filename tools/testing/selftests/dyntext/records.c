@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <stddef.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -136,7 +137,11 @@ static int rec_stream_open_maps(struct rec_stream *s, unsigned int pages,
 		/* A task event: allowed without privileges for user space. */
 		attr.exclude_kernel = 1;
 		attr.exclude_hv = 1;
-		cpus = perf_cpu_map__dummy_new();
+		/*
+		 * The "any CPU" map: perf_cpu_map__dummy_new() until 6.8,
+		 * perf_cpu_map__new_any_cpu() since; "" gives it in both.
+		 */
+		cpus = perf_cpu_map__new("");
 		threads = perf_thread_map__new_array(1, &self);
 	} else {
 		cpus = perf_cpu_map__new(NULL);
@@ -638,6 +643,15 @@ int write_str(const char *path, const char *s, int flags)
 	n = write(fd, s, strlen(s));
 	close(fd);
 	return n == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
+bool kernel_at_least(unsigned int major, unsigned int minor)
+{
+	unsigned int ma, mi;
+	struct utsname u;
+
+	return !uname(&u) && sscanf(u.release, "%u.%u", &ma, &mi) == 2 &&
+	       (ma > major || (ma == major && mi >= minor));
 }
 
 int sysctl_get(const char *path)

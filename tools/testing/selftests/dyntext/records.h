@@ -153,6 +153,20 @@ unsigned long long module_section_addr(const char *mod, const char *section);
 /* Write s to path opened with O_WRONLY | flags (O_TRUNC, O_APPEND). */
 int write_str(const char *path, const char *s, int flags);
 
+/*
+ * A kprobe site that needs an instruction slot (on the ftrace call site a
+ * kprobe uses ftrace instead): the instruction after vfs_read's 5-byte
+ * __fentry__ call, which X86_KERNEL_IBT moves 4 bytes on (ENDBR64).
+ */
+#if KCONFIG_X86_KERNEL_IBT
+#define KPROBE_OOL_SITE "vfs_read+9"
+#else
+#define KPROBE_OOL_SITE "vfs_read+5"
+#endif
+
+/* The running kernel's release is major.minor or later. */
+bool kernel_at_least(unsigned int major, unsigned int minor);
+
 #define KPTR "/proc/sys/kernel/kptr_restrict"
 #define PARANOID "/proc/sys/kernel/perf_event_paranoid"
 #define NOBODY 65534

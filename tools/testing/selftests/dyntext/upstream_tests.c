@@ -67,7 +67,7 @@ static void perf_test(struct __test_metadata *_metadata, const char *name)
 
 TEST(perf_test_maps_fixup_overlappings)
 {
-	perf_test(_metadata, "maps__fixup_overlappings");
+	perf_test(_metadata, "maps__fixup_overlap");
 }
 
 TEST(perf_test_ksymbol_maps)
@@ -90,7 +90,7 @@ TEST(perf_test_shell_record_module)
 	/* perf test finds shell tests in ./tests/shell; they run perf from PATH. */
 	snprintf(env, sizeof(env), "PATH=%s:$PATH PERF_TEST_DYNTEXT_KO=%s/dyntext_test.ko",
 		 dir, test_binary_dir());
-	snprintf(cmd, sizeof(cmd), "cd %s/tools/perf && %s %s test -v '%s'",
+	snprintf(cmd, sizeof(cmd), "cd %s/tools/perf && %s %s test -vv '%s'",
 		 tree, env, perf, "a module loaded and unloaded mid-record");
 	free(dir);
 	EXPECT_EQ(0, run(cmd, out, sizeof(out))) TH_LOG("%s", out);
