@@ -62,6 +62,9 @@ unnamed=$(grep -c "\[unknown\] (\[${mod}\])" "${script}" || true)
 echo "samples in dyntext_test_busy: ${named}, unnamed in the module: ${unnamed}"
 if [ "${named}" -lt 10 ] || [ "${unnamed}" -ne 0 ]; then
 	echo "FAIL: the module's samples are not named by function"
+	grep "\[unknown\] (\[${mod}\])" "${script}" | head -5
+	perf report -D -i "${perfdata}" 2>/dev/null |
+		grep "PERF_RECORD_KSYMBOL .* type 3 " | head -8
 	exit 1
 fi
 exit 0
