@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build, boot and test the dynamic text registry patch set on Linux 6.1.y
-# or 6.12.y (BASE=6.1 or BASE=6.12; patches/$(BASE), outputs in
-# build/$(BASE)).
+# Build, boot and test the dynamic text registry patch set on Linux 6.12.y
+# (the default) or 6.1.y (BASE=6.12 or BASE=6.1; patches/$(BASE), outputs
+# in build/$(BASE)).
 #
 #   make check      build everything, boot it under QEMU, run all tests
 #   make check CHECK_STOCK=0 CHECK_DEBUG=0   the patched kernel only
@@ -16,7 +16,7 @@
 # linux-source-$(BASE).  DEBUG=1 adds configs/debug.config (own tree).
 
 TOP    := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
-BASE   ?= 6.1
+BASE   ?= 6.12
 export BASE
 B      := $(TOP)/build/$(BASE)
 JOBS   ?= $(shell nproc)
