@@ -71,14 +71,11 @@ kernel: tree
 	@$(call KMAKE,$(KTREE)) bzImage modules
 	@$(call KMAKE,$(KTREE)) headers >/dev/null
 
-# perf's BPF skeletons stay out, as in 6.1's default build: perf 6.12
-# builds them unless BUILD_BPF_SKEL=0 (and they need a newer libbpf than
-# Debian 12's), perf 6.1 builds them if BUILD_BPF_SKEL is set at all.
+# perf's BPF skeletons stay out (scripts/perf-skel-var).
 perf: kernel
 	@echo "  BUILD   perf"
 	@mkdir -p $(PERF_OUT)
-	@skel=$$(grep -qs '^ifndef BUILD_BPF_SKEL' \
-		$(KTREE)/tools/perf/Makefile.config && echo BUILD_BPF_SKEL=0); \
+	@skel=$$($(TOP)/scripts/perf-skel-var $(KTREE)); \
 	$(MAKE) -s -C $(KTREE)/tools/perf -j$(JOBS) O=$(PERF_OUT) \
 		CC="ccache gcc" NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JEVENTS=1 \
 		LIBBPF_DYNAMIC=1 LIBTRACEEVENT_DYNAMIC=1 WERROR=0 $$skel \
