@@ -124,6 +124,43 @@ TEST_F(ool, ftrace_trampoline)
 }
 
 /*
+ * Two text_poke listeners on every CPU while a function tracer instance
+ * gets its trampoline and loses it: the new trampoline's bytes, the call
+ * site patched to call it and back, the trampoline's removal.  Each
+ * listener's text poke records have the size their content and that
+ * listener's sample_id need.  Without the fix of the record size, the
+ * second listener of a CPU got a header.size grown by the first's
+ * sample_id, and stale bytes at the end of the record.
+ */
+TEST_F(ool, text_poke_every_listener)
+{
+	const char *name = "ftrace_trampoline";
+	struct rec_stream a, b;
+
+	ASSERT_EQ(0, rec_stream_open_text_poke(&a, 64));
+	ASSERT_EQ(0, rec_stream_open_text_poke(&b, 64));
+	ASSERT_EQ(0, mkdir(INSTANCE, 0755));
+	ASSERT_EQ(0, write_file(INSTANCE "/set_ftrace_filter", "vfs_read"));
+	ASSERT_EQ(0, write_file(INSTANCE "/current_tracer", "function"));
+	ASSERT_NE(NULL, rec_wait_name(&a, name, 0));
+	ASSERT_EQ(0, write_file(INSTANCE "/current_tracer", "nop"));
+	ASSERT_NE(NULL, rec_wait_name(&a, name,
+				      PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER));
+	ASSERT_EQ(0, rec_stream_drain(&b));
+	EXPECT_LT(0, a.text_pokes);
+	EXPECT_LT(0, b.text_pokes);
+	EXPECT_EQ(0, a.malformed);
+	EXPECT_EQ(0, b.malformed);
+	EXPECT_EQ(0, a.lost);
+	EXPECT_EQ(0, b.lost);
+	TH_LOG("text poke records: %llu and %llu, malformed %llu and %llu",
+	       (unsigned long long)a.text_pokes, (unsigned long long)b.text_pokes,
+	       (unsigned long long)a.malformed, (unsigned long long)b.malformed);
+	rec_stream_close(&a);
+	rec_stream_close(&b);
+}
+
+/*
  * A kprobe past the ftrace call site of a function (the 5-byte call that
  * ftrace patches is the first instruction) is not an ftrace probe: kprobes
  * copies the probed instruction into a kprobe instruction page.  The first page of a cache

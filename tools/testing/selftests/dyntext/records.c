@@ -108,8 +108,16 @@ bool kernel_has_module_records(void)
 	return true;
 }
 
+/* What rec_stream_open_maps() asks for besides ksymbol and BPF records. */
+enum {
+	REC_SELF	= 1 << 0,	/* a task event on this process only */
+	REC_MODULES	= 1 << 1,	/* attr.ksymbol_module */
+	REC_NO_SAMPLE_ID = 1 << 2,	/* no attr.sample_id_all */
+	REC_TEXT_POKE	= 1 << 3,	/* attr.text_poke */
+};
+
 static int rec_stream_open_maps(struct rec_stream *s, unsigned int pages,
-				bool self_only, bool modules, bool sample_id)
+				unsigned int opts)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -128,10 +136,11 @@ static int rec_stream_open_maps(struct rec_stream *s, unsigned int pages,
 
 	memset(s, 0, sizeof(*s));
 	libperf_init(NULL);
-	attr.ksymbol_module = modules;
-	attr.sample_id_all = sample_id;
-	s->no_sample_id = !sample_id;
-	if (self_only) {
+	attr.ksymbol_module = !!(opts & REC_MODULES);
+	attr.sample_id_all = !(opts & REC_NO_SAMPLE_ID);
+	attr.text_poke = !!(opts & REC_TEXT_POKE);
+	s->no_sample_id = !!(opts & REC_NO_SAMPLE_ID);
+	if (opts & REC_SELF) {
 		pid_t self = getpid();
 
 		/* A task event: allowed without privileges for user space. */
@@ -169,27 +178,34 @@ static int rec_stream_open_maps(struct rec_stream *s, unsigned int pages,
 	return 0;
 }
 
+static unsigned int rec_modules(void)
+{
+	return kernel_has_module_records() ? REC_MODULES : 0;
+}
+
 int rec_stream_open(struct rec_stream *s, unsigned int pages)
 {
-	return rec_stream_open_maps(s, pages, false,
-				    kernel_has_module_records(), true);
+	return rec_stream_open_maps(s, pages, rec_modules());
 }
 
 int rec_stream_open_no_modules(struct rec_stream *s, unsigned int pages)
 {
-	return rec_stream_open_maps(s, pages, false, false, true);
+	return rec_stream_open_maps(s, pages, 0);
 }
 
 int rec_stream_open_no_sample_id(struct rec_stream *s, unsigned int pages)
 {
-	return rec_stream_open_maps(s, pages, false,
-				    kernel_has_module_records(), false);
+	return rec_stream_open_maps(s, pages, rec_modules() | REC_NO_SAMPLE_ID);
 }
 
 int rec_stream_open_self(struct rec_stream *s, unsigned int pages)
 {
-	return rec_stream_open_maps(s, pages, true,
-				    kernel_has_module_records(), true);
+	return rec_stream_open_maps(s, pages, rec_modules() | REC_SELF);
+}
+
+int rec_stream_open_text_poke(struct rec_stream *s, unsigned int pages)
+{
+	return rec_stream_open_maps(s, pages, rec_modules() | REC_TEXT_POKE);
 }
 
 static int rec_cmp(const void *a, const void *b)
@@ -209,6 +225,17 @@ static int parse(struct rec_stream *s, union perf_event *ev)
 
 	if (ev->header.type == PERF_RECORD_LOST) {
 		s->lost += ev->lost.lost;
+		return 0;
+	}
+	if (ev->header.type == PERF_RECORD_TEXT_POKE) {
+		/* The bytes padded to 8, then the sample_id. */
+		need = (offsetof(struct perf_record_text_poke_event, bytes) +
+			ev->text_poke.old_len + ev->text_poke.new_len + 7) /
+		       8 * 8 + id;
+		if (size != need)
+			s->malformed++;
+		else
+			s->text_pokes++;
 		return 0;
 	}
 	if (ev->header.type != PERF_RECORD_KSYMBOL &&

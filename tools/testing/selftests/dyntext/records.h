@@ -39,6 +39,7 @@ struct rec_stream {
 	size_t nr, alloc;
 	__u64 lost;		/* PERF_RECORD_LOST counts */
 	__u64 other;		/* records of other types */
+	__u64 text_pokes;	/* PERF_RECORD_TEXT_POKE records, well formed */
 	__u64 malformed;	/* size not what the record's content needs */
 	bool no_sample_id;	/* opened without sample_id_all */
 	int fd;			/* the first event's (rec_stream_fd()) */
@@ -57,6 +58,8 @@ int rec_stream_open_no_sample_id(struct rec_stream *s, unsigned int pages);
 bool kernel_has_module_records(void);
 /* The same on the calling process only (a task event, exclude_kernel). */
 int rec_stream_open_self(struct rec_stream *s, unsigned int pages);
+/* rec_stream_open() with attr.text_poke: text poke records counted too. */
+int rec_stream_open_text_poke(struct rec_stream *s, unsigned int pages);
 /*
  * Count KSYMBOL records (with flags; of that name unless NULL: a freed
  * region's address is legitimately reused, e.g. by the program libbpf loads
