@@ -42,7 +42,7 @@ PERF_OUT := $(B)/perf$(SFX)
 PERF   := $(PERF_OUT)/perf
 ST_OUT ?= $(B)/selftests$(SFX)/dyntext
 ST_NAMES := ksym_abi bpf_images visibility ool module_kallsyms module_records \
-	perf_tools perf_compat replay upstream_tests
+	perf_tools perf_compat replay upstream_tests text_bytes
 ST_BINS := $(addprefix $(ST_OUT)/,$(ST_NAMES))
 
 export CCACHE_BASEDIR := $(B)

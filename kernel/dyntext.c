@@ -267,6 +267,7 @@ void dyntext_init(struct dyntext *dt, unsigned long start, unsigned long size,
 	dt->end = start + size;
 	dt->name = name;
 	dt->class = class;
+	dt->text_len = 0;
 	INIT_LIST_HEAD(&dt->lnode);
 }
 EXPORT_SYMBOL_GPL(dyntext_init);
@@ -295,7 +296,8 @@ EXPORT_SYMBOL_GPL(dyntext_registered);
  * Makes the region visible to address lookups (kernel_text_address(),
  * kallsyms_lookup(), %pS), to /proc/kallsyms (unless its class hides it),
  * and announces it with a PERF_RECORD_KSYMBOL register record to every
- * perf event whose owner may see kernel addresses.  Process or softirq
+ * perf event whose owner may see kernel addresses, followed by the first
+ * @dt->text_len bytes of code for those that asked for it.  Process or softirq
  * context, not with interrupts disabled (the lock is taken with bottom
  * halves disabled; on PREEMPT_RT it may sleep).
  *
@@ -304,7 +306,8 @@ EXPORT_SYMBOL_GPL(dyntext_registered);
  *
  * Return: 0 on success; -EINVAL for a missing, empty or over-long name, a
  * missing class, one whose ksymbol type is not BPF, OOL or MODULE or whose
- * kallsyms rank is out of range, or an empty or wrapping range; -EEXIST if
+ * kallsyms rank is out of range, an empty or wrapping range, or more code
+ * bytes (dyntext_set_text_len()) than the range holds; -EEXIST if
  * @dt is already registered or the range overlaps a registered region.
  * On error nothing is registered or announced.
  */
@@ -328,8 +331,9 @@ int dyntext_add(struct dyntext *dt)
 		return -EINVAL;
 	}
 	/* A BPF region answers for its end address: that must not wrap. */
-	if (dt->end <= dt->start || dyntext_tree_end(t, dt) < dt->end) {
-		pr_warn_ratelimited("%pS: empty or wrapping range for %s\n",
+	if (dt->end <= dt->start || dyntext_tree_end(t, dt) < dt->end ||
+	    dt->text_len > dt->end - dt->start) {
+		pr_warn_ratelimited("%pS: bad range or code length for %s\n",
 				    __builtin_return_address(0), dt->name);
 		return -EINVAL;
 	}
@@ -357,6 +361,9 @@ int dyntext_add(struct dyntext *dt)
 	list_add_tail_rcu(&dt->lnode, &dyntext_list);
 	dyntext_nr++;
 	dyntext_announce(dt, false);
+	/* Under the lock: the code follows its own ksymbol record. */
+	if (dt->text_len)
+		perf_event_ksymbol_text((void *)dt->start, dt->text_len);
 	spin_unlock_bh(&dyntext_lock);
 	return 0;
 }

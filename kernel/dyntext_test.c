@@ -213,6 +213,15 @@ static void dyntext_test_misuse(struct kunit *test)
 	b->end = b->start + 32;
 	KUNIT_EXPECT_EQ(test, -EINVAL, dyntext_add(b));
 
+	/* More code bytes than the region holds; all of it is fine. */
+	b = dt_test_region(ctx, 3, 4096, 16);
+	dyntext_set_text_len(b, 17);
+	KUNIT_EXPECT_EQ(test, -EINVAL, dyntext_add(b));
+	KUNIT_EXPECT_FALSE(test, dyntext_registered(b));
+	dyntext_set_text_len(b, 16);
+	KUNIT_EXPECT_EQ(test, 0, dyntext_add(b));
+	KUNIT_EXPECT_EQ(test, 0, dyntext_del(b));
+
 	/* Names: NULL, empty, too long; the longest allowed works. */
 	b = dt_test_region(ctx, 3, 4096, 16);
 	b->name = NULL;

@@ -26,7 +26,7 @@ REGISTRY = re.compile(r'dyntext: (?P<caller>\S+(?: \[\w+\])?): (.* added twice|'
                       r'.* overlaps a registered region|'
                       r'deleting an unregistered region|'
                       r'.* initialised while registered|bad name or class|'
-                      r'.* has ksymbol type \d+|empty or wrapping range for .*)$'
+                      r'.* has ksymbol type \d+|bad range or code length for .*)$'
                       r'|dyntext: registry inconsistent')
 # The callers that misuse the registry on purpose (see above).
 EXPECTED_CALLER = re.compile(r'^dyntext_test_\w+\+0x[0-9a-f]+/0x[0-9a-f]+$|'

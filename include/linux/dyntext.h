@@ -74,6 +74,10 @@ struct dyntext_class {
  * @name:	symbol name; the storage belongs to the caller and must stay
  *		unchanged while the region is registered
  * @class:	the producer's class
+ * @text_len:	how many bytes from @start hold the region's final code when
+ *		dyntext_add() is called, which dyntext_add() sends to the perf
+ *		events that ask for code (attr.ksymbol_text); 0, the default,
+ *		for text written or changed after it (dyntext_set_text_len())
  * @seq:	registration sequence number, registry-private
  * @tnode:	latch tree node (lock-free lookup), registry-private
  * @lnode:	list node (iteration in registration order), registry-private
@@ -87,6 +91,7 @@ struct dyntext {
 	unsigned long			end;
 	const char			*name;
 	const struct dyntext_class	*class;
+	u32				text_len;
 	u64				seq;
 	struct latch_tree_node		tnode;
 	struct list_head		lnode;
@@ -193,6 +198,21 @@ static inline int dyntext_get_kallsym(struct dyntext_iter *it,
 	return -ERANGE;
 }
 #endif
+
+/**
+ * dyntext_set_text_len - say how much of a region's code is final at add
+ * @dt:		an entry prepared with dyntext_init(), not registered
+ * @len:	bytes from the region's start that hold code that will not
+ *		change while the region is registered (at most its size)
+ *
+ * dyntext_add() then sends those bytes to the perf events that asked for
+ * the code of new text.  Only for code the producer wrote itself: nothing
+ * the allocator left behind.
+ */
+static inline void dyntext_set_text_len(struct dyntext *dt, u32 len)
+{
+	dt->text_len = len;
+}
 
 /**
  * dyntext_in_walk - does a walk cover a region?

@@ -121,6 +121,13 @@ void perf_run_cleanup(struct perf_run *r)
 		kill(r->pid, SIGKILL);
 		waitpid(r->pid, NULL, 0);
 	}
+	/* DYNTEXT_KEEP=DIR keeps the perf data for a look afterwards. */
+	if (r->dir[0] && getenv("DYNTEXT_KEEP")) {
+		snprintf(cmd, sizeof(cmd), "cp -r %s %s/", r->dir,
+			 getenv("DYNTEXT_KEEP"));
+		if (system(cmd))
+			fprintf(stderr, "could not keep %s\n", r->dir);
+	}
 	if (r->dir[0]) {
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", r->dir);
 		if (system(cmd))

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <sys/utsname.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -657,6 +658,113 @@ TEST_F(perf, lost_sideband_replayed_again)
 	for (i = 0; i < 3; i++)
 		EXPECT_LE(1, c.ksym_flagged[i]) TH_LOG("image %d not replayed", i);
 	EXPECT_LE(1, c.load_flagged);
+}
+
+/* perf annotate of sym: lines of code, and those with samples. */
+struct annotated {
+	int lines;		/* "percent : offset: instruction" lines */
+	int hit;		/* of those, with a percentage above 0 */
+	char first[160];	/* the first such line, for the log */
+};
+
+static int perf_annotate(struct perf_run *r, const char *opt,
+			 const char *sym, struct annotated *a)
+{
+	char args[KSYM_NAME_LEN + 256], line[1024];
+	unsigned long long off;
+	double pct;
+	FILE *f;
+
+	snprintf(args, sizeof(args), "annotate --stdio %s -s %s", opt, sym);
+	f = perf_output(r, args);
+	if (!f)
+		return -errno;
+	memset(a, 0, sizeof(*a));
+	while (fgets(line, sizeof(line), f)) {
+		char insn[64];
+
+		if (sscanf(line, " %lf : %llx: %63s", &pct, &off, insn) != 3)
+			continue;
+		a->lines++;
+		a->hit += pct > 0;
+		if (pct > 0 && !a->first[0])
+			snprintf(a->first, sizeof(a->first), "%.*s",
+				 (int)sizeof(a->first) - 1, line);
+	}
+	pclose(f);
+	return 0;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/*
+ * A BPF program loaded, run for 8 ms and unloaded while perf records is
+ * gone when perf annotate runs: its samples are annotated all the same,
+ * from the code the kernel put in the stream (attr.ksymbol_text).  The
+ * disassembly has the program's instructions, some of them with samples.
+ * Five such programs one after the other (the same code, so the same
+ * name), so that under emulation, where the guest takes a few samples in
+ * 8 ms, some of them have samples.
+ */
+TEST_F(perf, bpf_program_gone_annotated)
+{
+	char sym[KSYM_NAME_LEN], tag[2 * BPF_TAG_SIZE + 1];
+	unsigned long long samples = 0;
+	double load_ms = 0, life_ms = 0;
+	struct bpf_prog_info info;
+	struct ksym_abi *skel;
+	struct timespec t0, t1;
+	struct annotated a;
+	struct bpf_run run;
+	__u64 ksyms[3], addr[5];
+	__u32 lens[3], len[5];
+	int fd, i;
+
+	ASSERT_EQ(0, perf_record_start(&self->run, "-F10000"));
+	for (i = 0; i < 5; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		skel = ksym_abi__open_and_load();
+		ASSERT_NE(NULL, skel);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		load_ms += ms_since(&t0);
+		fd = bpf_program__fd(skel->progs.ksym_abi_main);
+		ASSERT_EQ(3, bpf_prog_funcs(fd, &info, ksyms, lens, 3));
+		tag_hex(info.tag, tag);
+		snprintf(sym, sizeof(sym), "bpf_prog_%s_ksym_abi_main", tag);
+		addr[i] = ksyms[0];
+		len[i] = lens[0];
+		/* 100 runs a call: a call takes well under 8 ms. */
+		run = (struct bpf_run){ .secs = 0.008, .repeat = 100 };
+		ASSERT_EQ(0, bpf_run(fd, &run));
+		ksym_abi__destroy(skel);
+		life_ms += ms_since(&t1);
+		/* Gone before perf reads anything. */
+		ASSERT_EQ(0, kallsyms_sym_count(sym, "bpf", 0, NULL, NULL));
+	}
+	ASSERT_EQ(0, perf_record_stop(&self->run));
+	for (i = 0; i < 5; i++) {
+		struct samples c;
+
+		ASSERT_EQ(0, count_samples(&self->run, addr[i], addr[i] + len[i],
+					   sym, sym, &c));
+		samples += c.named;
+	}
+
+	ASSERT_EQ(0, perf_annotate(&self->run, "", sym, &a));
+	TH_LOG("%s: 5 programs, each loaded in %.1f ms, then run and unloaded in %.1f ms (mean)",
+	       sym, load_ms / 5, life_ms / 5);
+	TH_LOG("%llu samples; %d lines of code, %d with samples, first: %s",
+	       samples, a.lines, a.hit, a.first);
+	ASSERT_LT(0, samples);
+	/* The loop alone is more than 10 instructions. */
+	EXPECT_LT(10, a.lines);
+	EXPECT_LT(0, a.hit);
 }
 
 TEST_HARNESS_MAIN

@@ -113,7 +113,8 @@ enum {
 	REC_SELF	= 1 << 0,	/* a task event on this process only */
 	REC_MODULES	= 1 << 1,	/* attr.ksymbol_module */
 	REC_NO_SAMPLE_ID = 1 << 2,	/* no attr.sample_id_all */
-	REC_TEXT_POKE	= 1 << 3,	/* attr.text_poke */
+	REC_TEXT_POKE	= 1 << 3,	/* attr.text_poke, records kept */
+	REC_KSYMBOL_TEXT = 1 << 4,	/* attr.ksymbol_text, records kept */
 };
 
 static int rec_stream_open_maps(struct rec_stream *s, unsigned int pages,
@@ -139,7 +140,9 @@ static int rec_stream_open_maps(struct rec_stream *s, unsigned int pages,
 	attr.ksymbol_module = !!(opts & REC_MODULES);
 	attr.sample_id_all = !(opts & REC_NO_SAMPLE_ID);
 	attr.text_poke = !!(opts & REC_TEXT_POKE);
+	attr.ksymbol_text = !!(opts & REC_KSYMBOL_TEXT);
 	s->no_sample_id = !!(opts & REC_NO_SAMPLE_ID);
+	s->keep_text = !!(opts & (REC_TEXT_POKE | REC_KSYMBOL_TEXT));
 	if (opts & REC_SELF) {
 		pid_t self = getpid();
 
@@ -208,6 +211,13 @@ int rec_stream_open_text_poke(struct rec_stream *s, unsigned int pages)
 	return rec_stream_open_maps(s, pages, rec_modules() | REC_TEXT_POKE);
 }
 
+int rec_stream_open_ksymbol_text(struct rec_stream *s, unsigned int pages,
+				 bool text_poke)
+{
+	return rec_stream_open_maps(s, pages, rec_modules() | REC_KSYMBOL_TEXT |
+					      (text_poke ? REC_TEXT_POKE : 0));
+}
+
 static int rec_cmp(const void *a, const void *b)
 {
 	const struct rec *x = a, *y = b;
@@ -232,14 +242,15 @@ static int parse(struct rec_stream *s, union perf_event *ev)
 		need = (offsetof(struct perf_record_text_poke_event, bytes) +
 			ev->text_poke.old_len + ev->text_poke.new_len + 7) /
 		       8 * 8 + id;
-		if (size != need)
+		if (size != need) {
 			s->malformed++;
-		else
-			s->text_pokes++;
-		return 0;
-	}
-	if (ev->header.type != PERF_RECORD_KSYMBOL &&
-	    ev->header.type != PERF_RECORD_BPF_EVENT) {
+			return 0;
+		}
+		s->text_pokes++;
+		if (!s->keep_text)
+			return 0;
+	} else if (ev->header.type != PERF_RECORD_KSYMBOL &&
+		   ev->header.type != PERF_RECORD_BPF_EVENT) {
 		s->other++;
 		return 0;
 	}
@@ -252,8 +263,10 @@ static int parse(struct rec_stream *s, union perf_event *ev)
 	if (ev->header.type == PERF_RECORD_KSYMBOL)
 		need = offsetof(struct perf_record_ksymbol, name) +
 		       ((strnlen(ev->ksymbol.name, size) + 8) & ~7UL) + id;
-	else
+	else if (ev->header.type == PERF_RECORD_BPF_EVENT)
 		need = sizeof(struct perf_record_bpf_event) + id;
+	else
+		need = size;	/* TEXT_POKE, checked above */
 	if (size != need) {
 		s->malformed++;
 		return 0;
@@ -267,7 +280,15 @@ static int parse(struct rec_stream *s, union perf_event *ev)
 		memcpy(&r->time, raw + size - 16, 8);
 		memcpy(&r->cpu, raw + size - 8, 4);
 	}
-	if (r->type == PERF_RECORD_KSYMBOL) {
+	if (r->type == PERF_RECORD_TEXT_POKE) {
+		r->addr = ev->text_poke.addr;
+		r->old_len = ev->text_poke.old_len;
+		r->new_len = ev->text_poke.new_len;
+		r->bytes = malloc(r->old_len + r->new_len + 1);
+		if (!r->bytes)
+			return -ENOMEM;
+		memcpy(r->bytes, ev->text_poke.bytes, r->old_len + r->new_len);
+	} else if (r->type == PERF_RECORD_KSYMBOL) {
 		size_t max = size - id - offsetof(struct perf_record_ksymbol, name);
 
 		r->addr = ev->ksymbol.addr;
@@ -330,6 +351,8 @@ void rec_stream_close(struct rec_stream *s)
 		perf_evlist__close(s->evlist);
 		perf_evlist__delete(s->evlist);
 	}
+	while (s->nr)
+		free(s->recs[--s->nr].bytes);
 	free(s->recs);
 	memset(s, 0, sizeof(*s));
 }

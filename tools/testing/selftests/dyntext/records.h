@@ -16,7 +16,7 @@
 #endif
 
 struct rec {
-	__u32 type;		/* PERF_RECORD_KSYMBOL or PERF_RECORD_BPF_EVENT */
+	__u32 type;		/* PERF_RECORD_KSYMBOL, _BPF_EVENT or _TEXT_POKE */
 	__u64 time;
 	__u32 cpu;
 	__u64 seq;		/* order of arrival, breaks ties in time */
@@ -31,6 +31,9 @@ struct rec {
 	__u16 bpf_flags;
 	__u32 id;
 	__u8 tag[BPF_TAG_SIZE];
+	/* TEXT_POKE (streams with keep_text only): addr, and the bytes */
+	__u16 old_len, new_len;
+	__u8 *bytes;		/* old then new bytes, malloc'ed */
 };
 
 struct rec_stream {
@@ -42,6 +45,7 @@ struct rec_stream {
 	__u64 text_pokes;	/* PERF_RECORD_TEXT_POKE records, well formed */
 	__u64 malformed;	/* size not what the record's content needs */
 	bool no_sample_id;	/* opened without sample_id_all */
+	bool keep_text;		/* TEXT_POKE records go to recs too */
 	int fd;			/* the first event's (rec_stream_fd()) */
 };
 
@@ -58,8 +62,14 @@ int rec_stream_open_no_sample_id(struct rec_stream *s, unsigned int pages);
 bool kernel_has_module_records(void);
 /* The same on the calling process only (a task event, exclude_kernel). */
 int rec_stream_open_self(struct rec_stream *s, unsigned int pages);
-/* rec_stream_open() with attr.text_poke: text poke records counted too. */
+/* rec_stream_open() with attr.text_poke: text poke records kept too. */
 int rec_stream_open_text_poke(struct rec_stream *s, unsigned int pages);
+/*
+ * rec_stream_open() with attr.ksymbol_text (the code of new text), with
+ * attr.text_poke too if text_poke.
+ */
+int rec_stream_open_ksymbol_text(struct rec_stream *s, unsigned int pages,
+				 bool text_poke);
 /*
  * Count KSYMBOL records (with flags; of that name unless NULL: a freed
  * region's address is legitimately reused, e.g. by the program libbpf loads
