@@ -4,13 +4,17 @@
  * right after each JITed function's PERF_RECORD_KSYMBOL register record,
  * PERF_RECORD_TEXT_POKE records with no old bytes that hold the function's
  * code, equal to what bpf_prog_info says the JIT wrote, and complete after
- * the program is gone.  Nothing for events that did not ask.
+ * the program is gone; the same for an ftrace trampoline, equal to what
+ * ftrace sends attr.text_poke events.  Nothing for events that did not
+ * ask.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -210,6 +214,63 @@ TEST(no_code_unasked)
 	EXPECT_EQ(0, pokes_in(&poke, c.addr[0], c.len[0]));
 	EXPECT_EQ(0, poke.malformed);
 	free(c.insns);
+	rec_stream_close(&poke);
+}
+
+#define INSTANCE "/sys/kernel/tracing/instances/dyntext_text_bytes"
+
+/* The text poke record with no old bytes at addr, or NULL. */
+static const struct rec *poke_at(const struct rec_stream *s, __u64 addr)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr; i++)
+		if (s->recs[i].type == PERF_RECORD_TEXT_POKE &&
+		    s->recs[i].addr == addr && !s->recs[i].old_len)
+			return &s->recs[i];
+	return NULL;
+}
+
+/*
+ * An ftrace trampoline (a function tracer instance) comes and goes: its
+ * code follows its ksymbol record for a ksymbol_text event, in one record,
+ * equal to the code ftrace itself sends to a text_poke event.
+ */
+TEST(ftrace_trampoline_code)
+{
+	const char *name = "ftrace_trampoline";
+	struct rec_stream code, poke;
+	const struct rec *reg, *own;
+	__u64 addr;
+	__u32 len;
+
+	ASSERT_EQ(0, rec_pin_cpu());
+	ASSERT_EQ(0, rec_stream_open_ksymbol_text(&code, 64, false));
+	ASSERT_EQ(0, rec_stream_open_text_poke(&poke, 64));
+	rmdir(INSTANCE);
+	ASSERT_EQ(0, mkdir(INSTANCE, 0755));
+	ASSERT_EQ(0, write_str(INSTANCE "/set_ftrace_filter", "vfs_read",
+			       O_TRUNC));
+	ASSERT_EQ(0, write_str(INSTANCE "/current_tracer", "function",
+			       O_TRUNC));
+	reg = rec_wait_name(&code, name, 0);
+	ASSERT_NE(NULL, reg);
+	addr = reg->addr;
+	len = reg->len;
+	EXPECT_EQ(0, write_str(INSTANCE "/current_tracer", "nop", O_TRUNC));
+	EXPECT_EQ(0, rmdir(INSTANCE));
+	ASSERT_NE(NULL, rec_wait_name(&code, name,
+				      PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER));
+	ASSERT_EQ(0, rec_stream_drain(&poke));
+	own = poke_at(&poke, addr);
+	ASSERT_NE(NULL, own);
+	ASSERT_EQ(len, own->new_len);
+	EXPECT_EQ(1, stream_code(&code, addr, len, own->bytes));
+	EXPECT_EQ(0, code.malformed);
+	EXPECT_EQ(0, code.lost);
+	TH_LOG("%s at %llx: %u bytes of code", name, (unsigned long long)addr,
+	       len);
+	rec_stream_close(&code);
 	rec_stream_close(&poke);
 }
 
