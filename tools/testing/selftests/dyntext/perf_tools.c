@@ -32,7 +32,6 @@
 #include "ksym_abi.skel.h"
 
 #define MOD "dyntext_test"
-#define INSTANCE "/sys/kernel/tracing/instances/dyntext_perf_tools"
 
 /* Text symbols /proc/kallsyms lists for module mod in [lo, hi). */
 struct mod_range {
@@ -125,10 +124,6 @@ static void uninstall_module(void);
 
 FIXTURE_TEARDOWN(perf)
 {
-	if (!access(INSTANCE, F_OK)) {
-		write_str(INSTANCE "/current_tracer", "nop", O_TRUNC);
-		rmdir(INSTANCE);
-	}
 	uninstall_module();
 	perf_run_cleanup(&self->run);
 	rec_stream_close(&self->s);
@@ -768,43 +763,6 @@ TEST_F(perf, bpf_program_gone_annotated)
 	       samples, a.lines, a.hit, a.first);
 	ASSERT_LT(0, samples);
 	/* The loop alone is more than 10 instructions. */
-	EXPECT_LT(10, a.lines);
-	EXPECT_LT(0, a.hit);
-}
-
-/*
- * A function tracer instance on vfs_read (an ftrace trampoline) while a
- * loop reads /dev/zero for 2 s and perf records; the trampoline is gone
- * before perf stops.  perf annotate disassembles it from the code in
- * perf.data, with samples on its instructions.
- */
-TEST_F(perf, ftrace_trampoline_annotated)
-{
-	struct annotated a;
-	struct timespec t0;
-	char buf[1];
-	int fd;
-
-	rmdir(INSTANCE);
-	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
-	ASSERT_EQ(0, mkdir(INSTANCE, 0755));
-	ASSERT_EQ(0, write_str(INSTANCE "/set_ftrace_filter", "vfs_read",
-			       O_TRUNC));
-	ASSERT_EQ(0, write_str(INSTANCE "/current_tracer", "function",
-			       O_TRUNC));
-	fd = open("/dev/zero", O_RDONLY);
-	ASSERT_LE(0, fd);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (ms_since(&t0) < 2000)
-		ASSERT_EQ(1, read(fd, buf, 1));
-	close(fd);
-	EXPECT_EQ(0, write_str(INSTANCE "/current_tracer", "nop", O_TRUNC));
-	EXPECT_EQ(0, rmdir(INSTANCE));
-	ASSERT_EQ(0, perf_record_stop(&self->run));
-
-	ASSERT_EQ(0, perf_annotate(&self->run, "", "ftrace_trampoline", &a));
-	TH_LOG("ftrace_trampoline: %d lines of code, %d with samples, first: %s",
-	       a.lines, a.hit, a.first);
 	EXPECT_LT(10, a.lines);
 	EXPECT_LT(0, a.hit);
 }
