@@ -470,6 +470,30 @@ bool is_dyntext_address(unsigned long addr)
 EXPORT_SYMBOL_GPL(is_dyntext_address);
 
 /**
+ * dyntext_code_streamed - is the code at an address sent to perf?
+ * @addr: the address of a change of text
+ *
+ * Perf takes the code of BPF and out-of-line regions (BPF programs,
+ * trampolines and dispatchers, ftrace trampolines, kprobe pages), which
+ * have no file, from the stream: attr.ksymbol_text events get their code
+ * when they are added, or as their producer writes it, and must get every
+ * later change of it too.  Module text is read from the module's file.
+ * Safe in any context in which RCU is watching.
+ *
+ * Return: true if a registered BPF or out-of-line region contains @addr.
+ */
+bool dyntext_code_streamed(unsigned long addr)
+{
+	bool ret;
+
+	rcu_read_lock();
+	ret = dyntext_tree_find(DYNTEXT_TREE_OOL, addr) ||
+	      dyntext_tree_find(DYNTEXT_TREE_BPF, addr);
+	rcu_read_unlock();
+	return ret;
+}
+
+/**
  * dyntext_address_lookup - name, size and offset of a dynamic text address
  * @addr:	the address
  * @size:	if not NULL, receives the region's length

@@ -509,6 +509,39 @@ static void dyntext_test_trees(struct kunit *test)
 	dt_test_consistent(test, 1);
 }
 
+/*
+ * Text pokes inside BPF and out-of-line regions reach perf's code streams;
+ * inside module text (perf reads the file) and outside any region they do
+ * not, nor after the region is gone.
+ */
+static void dyntext_test_code_streamed(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	unsigned long base = (unsigned long)ctx->buf;
+	struct dyntext *ool, *bpf, *mod;
+
+	ool = dt_test_region(ctx, 0, 0, 256);
+	bpf = dt_test_region(ctx, 1, 512, 256);
+	bpf->class = &dt_test_bpf_class;
+	mod = dt_test_region(ctx, 2, 1024, 256);
+	mod->class = &dt_test_module_class;
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(ool));
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(bpf));
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(mod));
+
+	KUNIT_EXPECT_TRUE(test, dyntext_code_streamed(base));
+	KUNIT_EXPECT_TRUE(test, dyntext_code_streamed(base + 255));
+	KUNIT_EXPECT_FALSE(test, dyntext_code_streamed(base + 256));
+	KUNIT_EXPECT_TRUE(test, dyntext_code_streamed(base + 512 + 100));
+	KUNIT_EXPECT_FALSE(test, dyntext_code_streamed(base + 1024));
+	KUNIT_EXPECT_FALSE(test, dyntext_code_streamed(base + 1024 + 100));
+	KUNIT_EXPECT_TRUE(test, is_dyntext_address(base + 1024 + 100));
+
+	KUNIT_EXPECT_EQ(test, 0, dyntext_del(bpf));
+	KUNIT_EXPECT_FALSE(test, dyntext_code_streamed(base + 512 + 100));
+	dt_test_consistent(test, 2);
+}
+
 static void dyntext_test_many(struct kunit *test)
 {
 	struct dt_test_ctx *ctx = test->priv;
@@ -1205,6 +1238,7 @@ static struct kunit_case dyntext_test_cases[] = {
 	KUNIT_CASE(dyntext_test_kallsyms_order),
 	KUNIT_CASE(dyntext_test_walk),
 	KUNIT_CASE(dyntext_test_trees),
+	KUNIT_CASE(dyntext_test_code_streamed),
 	KUNIT_CASE(dyntext_test_module_unnamed),
 	KUNIT_CASE(dyntext_test_many),
 	KUNIT_CASE(dyntext_test_concurrent),

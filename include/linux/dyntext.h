@@ -139,6 +139,7 @@ int dyntext_del(struct dyntext *dt);
 bool dyntext_registered(const struct dyntext *dt);
 struct dyntext *dyntext_find(unsigned long addr);
 bool is_dyntext_address(unsigned long addr);
+bool dyntext_code_streamed(unsigned long addr);
 int dyntext_address_lookup(unsigned long addr, unsigned long *size,
 			   unsigned long *off, char *namebuf);
 int dyntext_get_kallsym(struct dyntext_iter *it, unsigned int symnum,
@@ -162,6 +163,11 @@ static inline struct dyntext *dyntext_find(unsigned long addr)
 }
 
 static inline bool is_dyntext_address(unsigned long addr)
+{
+	return false;
+}
+
+static inline bool dyntext_code_streamed(unsigned long addr)
 {
 	return false;
 }

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The code of new dynamic text in the perf stream (attr.ksymbol_text):
- * right after each JITed function's PERF_RECORD_KSYMBOL register record,
- * PERF_RECORD_TEXT_POKE records with no old bytes that hold the function's
- * code, equal to what bpf_prog_info says the JIT wrote, and complete after
- * the program is gone; the same for an ftrace trampoline, equal to what
- * ftrace sends attr.text_poke events.  Nothing for events that did not
- * ask.
+ * The code of dynamic text in the perf stream (attr.ksymbol_text): right
+ * after the PERF_RECORD_KSYMBOL register record of a JITed function or a
+ * BPF trampoline, PERF_RECORD_TEXT_POKE records with no old bytes that
+ * hold its code, equal to what bpf_prog_info says the JIT wrote or to the
+ * text in memory, and complete after the program is gone; for text written
+ * after it is registered (an ftrace trampoline, a kprobe slot, the XDP
+ * dispatcher), the text poke records of its producer, equal to the text in
+ * memory and to what attr.text_poke events get.  Nothing for events that
+ * did not ask.  Memory is read with bpf_probe_read_kernel(), which reads
+ * as /proc/kcore does (the test kernels have no /proc/kcore).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,16 +17,20 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/if_link.h>
 
 #include "../kselftest_harness.h"
 #include "records.h"
 #include "ksym_abi.skel.h"
 #include "text_bytes.skel.h"
+#include "text_read.skel.h"
+#include "bpf_images.skel.h"
 
 #define MAX_FUNCS	4
 #define CODE_RECORD_MAX	32768	/* code bytes per record, at most */
@@ -67,38 +74,81 @@ enum {
 };
 
 /*
- * The code records after the last register record of addr on its CPU,
- * compared with want (len bytes).  Returns their number or CODE_*.
+ * The code records right after the last register record of addr on its
+ * CPU, their bytes (at most max) into buf and their total into *got.
+ * Returns their number or CODE_*.
  */
-static int stream_code(const struct rec_stream *s, __u64 addr, __u32 len,
-		       const __u8 *want)
+static int code_after(const struct rec_stream *s, __u64 addr, __u32 max,
+		      __u8 *buf, __u32 *got)
 {
 	size_t k, j;
-	__u32 got = 0;
 	int n = 0;
 
+	*got = 0;
 	for (k = s->nr; k-- > 0;)
 		if (s->recs[k].type == PERF_RECORD_KSYMBOL &&
 		    s->recs[k].addr == addr && !s->recs[k].flags)
 			break;
 	if (k == (size_t)-1)
 		return CODE_NO_KSYMBOL;
-	for (j = k + 1; j < s->nr && got < len; j++) {
+	for (j = k + 1; j < s->nr && *got < max; j++) {
 		const struct rec *r = &s->recs[j];
 
 		if (r->cpu != s->recs[k].cpu)
 			continue;
-		if (r->type != PERF_RECORD_TEXT_POKE || r->addr != addr + got)
-			return CODE_NOT_NEXT;
+		if (r->type != PERF_RECORD_TEXT_POKE || r->addr != addr + *got)
+			break;
 		if (r->old_len || !r->new_len || r->new_len > CODE_RECORD_MAX ||
-		    got + r->new_len > len)
+		    *got + r->new_len > max)
 			return CODE_BAD_RECORD;
-		if (memcmp(r->bytes, want + got, r->new_len))
-			return CODE_WRONG;
-		got += r->new_len;
+		memcpy(buf + *got, r->bytes, r->new_len);
+		*got += r->new_len;
 		n++;
 	}
-	return got == len ? n : CODE_SHORT;
+	return n;
+}
+
+/*
+ * The code records after the last register record of addr on its CPU,
+ * compared with want (len bytes).  Returns their number or CODE_*.
+ */
+static int stream_code(const struct rec_stream *s, __u64 addr, __u32 len,
+		       const __u8 *want)
+{
+	__u8 *buf = malloc(len);
+	__u32 got;
+	int n;
+
+	if (!buf)
+		return CODE_SHORT;
+	n = code_after(s, addr, len, buf, &got);
+	if (n >= 0 && !got)
+		n = CODE_NOT_NEXT;
+	else if (n >= 0 && got < len)
+		n = CODE_SHORT;
+	else if (n >= 0 && memcmp(buf, want, len))
+		n = CODE_WRONG;
+	free(buf);
+	return n;
+}
+
+/* Read len bytes of kernel memory at addr with the text_read program. */
+static int kernel_read(struct text_read *rd, __u64 addr, void *buf,
+		       __u32 len)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+	if (len > sizeof(rd->bss->read_buf))
+		return -E2BIG;
+	rd->bss->read_addr = addr;
+	rd->bss->read_len = len;
+	rd->bss->read_err = -1;
+	if (bpf_prog_test_run_opts(bpf_program__fd(rd->progs.text_read), &opts))
+		return -errno;
+	if (rd->bss->read_err)
+		return rd->bss->read_err;
+	memcpy(buf, rd->bss->read_buf, len);
+	return 0;
 }
 
 /* Check every function of c; the number of code records of each in n. */
@@ -270,6 +320,212 @@ TEST(ftrace_trampoline_code)
 	EXPECT_EQ(0, code.lost);
 	TH_LOG("%s at %llx: %u bytes of code", name, (unsigned long long)addr,
 	       len);
+	rec_stream_close(&code);
+	rec_stream_close(&poke);
+}
+
+#define PAGE 4096
+
+/*
+ * A BPF trampoline (fentry attach) is registered once it is written: its
+ * code follows its ksymbol record, in one record, equal to the text in
+ * memory.  Since 6.8 the region is the trampoline's own size and all of it
+ * is code (on x86 the end of it int3, not stale memory); before, the region
+ * is a page of which only the code is sent.
+ */
+TEST(bpf_trampoline_code)
+{
+	__u8 code[PAGE], mem[PAGE];
+	char name[KSYM_NAME_LEN];
+	const struct rec *reg;
+	struct bpf_images *img;
+	struct text_read *rd;
+	struct bpf_link *link;
+	struct rec_stream s;
+	__u32 len, got;
+	__u64 addr;
+	int n;
+
+	ASSERT_EQ(0, rec_pin_cpu());
+	ASSERT_EQ(0, bpf_trampoline_name("bpf_fentry_test1", name,
+					 sizeof(name)));
+	ASSERT_EQ(0, rec_stream_open_ksymbol_text(&s, 64, false));
+	img = bpf_images__open_and_load();
+	ASSERT_NE(NULL, img);
+	rd = text_read__open_and_load();
+	ASSERT_NE(NULL, rd);
+	link = bpf_program__attach(img->progs.images_fentry);
+	ASSERT_NE(NULL, link);
+	reg = rec_wait_name(&s, name, 0);
+	ASSERT_NE(NULL, reg);
+	addr = reg->addr;
+	len = reg->len;
+	ASSERT_GE(PAGE, len);
+	ASSERT_EQ(0, kernel_read(rd, addr, mem, len));
+	ASSERT_EQ(0, rec_stream_drain(&s));
+	n = code_after(&s, addr, len, code, &got);
+	bpf_link__destroy(link);
+	ASSERT_NE(NULL, rec_wait_name(&s, name,
+				      PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER));
+
+	EXPECT_EQ(1, n);
+	EXPECT_LT(0, got);
+	if (kernel_at_least(6, 8)) {
+		EXPECT_EQ(len, got);
+#ifdef __x86_64__
+		EXPECT_EQ(0xcc, code[got - 1]);
+#endif
+	} else {
+		EXPECT_GT(len, got);
+	}
+	EXPECT_EQ(0, memcmp(code, mem, got));
+	EXPECT_EQ(0, s.malformed);
+	EXPECT_EQ(0, s.lost);
+	TH_LOG("%s at %llx: %u of %u bytes of code", name,
+	       (unsigned long long)addr, got, len);
+	text_read__destroy(rd);
+	bpf_images__destroy(img);
+	rec_stream_close(&s);
+}
+
+/* The last text poke record with no old bytes inside [lo, lo + len). */
+static const struct rec *new_code_in(const struct rec_stream *s, __u64 lo,
+				     __u32 len)
+{
+	size_t i;
+
+	for (i = s->nr; i-- > 0;) {
+		const struct rec *r = &s->recs[i];
+
+		if (r->type == PERF_RECORD_TEXT_POKE && !r->old_len &&
+		    r->new_len && r->addr >= lo && r->addr < lo + len)
+			return r;
+	}
+	return NULL;
+}
+
+/* The same record (address and bytes) in another stream, or NULL. */
+static const struct rec *same_poke(const struct rec_stream *s,
+				   const struct rec *want)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr; i++) {
+		const struct rec *r = &s->recs[i];
+
+		if (r->type == PERF_RECORD_TEXT_POKE && r->addr == want->addr &&
+		    r->old_len == want->old_len &&
+		    r->new_len == want->new_len &&
+		    !memcmp(r->bytes, want->bytes, r->new_len))
+			return r;
+	}
+	return NULL;
+}
+
+/*
+ * The XDP dispatcher is rewritten half a page at a time after it is
+ * registered: each new half goes to attr.text_poke events (which stock
+ * never told) and attr.ksymbol_text events, equal to the text in memory.
+ */
+TEST(bpf_dispatcher_code)
+{
+	const char *name = "bpf_dispatcher_xdp";
+	struct rec_stream code, poke;
+	unsigned long long disp = 0;
+	const struct rec *r;
+	struct bpf_images *img;
+	struct text_read *rd;
+	__u8 mem[PAGE / 2];
+	int ifindex = if_nametoindex("lo");
+
+	ASSERT_LT(0, ifindex);
+	ASSERT_EQ(0, rec_pin_cpu());
+	ASSERT_EQ(0, rec_stream_open_ksymbol_text(&code, 64, false));
+	ASSERT_EQ(0, rec_stream_open_text_poke(&poke, 64));
+	img = bpf_images__open_and_load();
+	ASSERT_NE(NULL, img);
+	rd = text_read__open_and_load();
+	ASSERT_NE(NULL, rd);
+	ASSERT_EQ(0, bpf_xdp_attach(ifindex,
+				    bpf_program__fd(img->progs.images_xdp),
+				    XDP_FLAGS_SKB_MODE, NULL));
+	ASSERT_EQ(1, kallsyms_sym_count(name, "bpf", 't', &disp, NULL));
+	ASSERT_EQ(0, rec_stream_drain(&poke));
+	ASSERT_EQ(0, rec_stream_drain(&code));
+	r = new_code_in(&poke, disp, PAGE);
+	ASSERT_NE(NULL, r) TH_LOG("no new code in %s at %llx", name, disp);
+	EXPECT_EQ(PAGE / 2, r->new_len);
+	EXPECT_EQ(0, kernel_read(rd, r->addr, mem, sizeof(mem)));
+	EXPECT_EQ(0, bpf_xdp_detach(ifindex, XDP_FLAGS_SKB_MODE, NULL));
+	EXPECT_EQ(0, memcmp(mem, r->bytes, sizeof(mem)));
+	EXPECT_NE(NULL, same_poke(&code, r));
+	EXPECT_EQ(0, code.malformed);
+	EXPECT_EQ(0, poke.malformed);
+	TH_LOG("%s at %llx: %u bytes at +%llu", name, disp, r->new_len,
+	       (unsigned long long)(r->addr - disp));
+	text_read__destroy(rd);
+	bpf_images__destroy(img);
+	rec_stream_close(&code);
+	rec_stream_close(&poke);
+}
+
+struct kprobe_pages {
+	unsigned long long addr[16];
+	int nr;
+};
+
+static int kprobe_page_fn(const struct ksym_line *l, void *arg)
+{
+	struct kprobe_pages *p = arg;
+
+	if (!strcmp(l->mod, "__builtin__kprobes") && p->nr < 16)
+		p->addr[p->nr++] = l->addr;
+	return 0;
+}
+
+#define TRACING "/sys/kernel/tracing"
+
+/*
+ * A kprobe that needs an instruction slot: x86 sends the slot's code as a
+ * text poke record once it fills it, after the page was registered.  That
+ * record reaches attr.ksymbol_text events as it reaches attr.text_poke
+ * events, and equals the slot in memory.
+ */
+TEST(kprobe_slot_code)
+{
+	const char *def = "p:dyntext_tb/slot " KPROBE_OOL_SITE "\n";
+	struct rec_stream code, poke;
+	struct kprobe_pages pages = { .nr = 0 };
+	const struct rec *r = NULL;
+	struct text_read *rd;
+	__u8 mem[PAGE];
+	int i;
+
+	ASSERT_EQ(0, rec_pin_cpu());
+	ASSERT_EQ(0, rec_stream_open_ksymbol_text(&code, 64, false));
+	ASSERT_EQ(0, rec_stream_open_text_poke(&poke, 64));
+	rd = text_read__open_and_load();
+	ASSERT_NE(NULL, rd);
+	ASSERT_EQ(0, write_str(TRACING "/kprobe_events", def, O_APPEND));
+	EXPECT_EQ(0, write_str(TRACING "/events/dyntext_tb/slot/enable", "1",
+			       O_TRUNC));
+	ASSERT_EQ(0, kallsyms_for_each(kprobe_page_fn, &pages));
+	ASSERT_EQ(0, rec_stream_drain(&poke));
+	ASSERT_EQ(0, rec_stream_drain(&code));
+	for (i = 0; i < pages.nr && !r; i++)
+		r = new_code_in(&poke, pages.addr[i], PAGE);
+	if (r)
+		EXPECT_EQ(0, kernel_read(rd, r->addr, mem, r->new_len));
+	write_str(TRACING "/events/dyntext_tb/slot/enable", "0", O_TRUNC);
+	EXPECT_EQ(0, write_str(TRACING "/kprobe_events", "-:dyntext_tb/slot\n",
+			       O_APPEND));
+	ASSERT_NE(NULL, r) TH_LOG("no slot code in %d kprobe pages", pages.nr);
+	EXPECT_EQ(0, memcmp(mem, r->bytes, r->new_len));
+	EXPECT_NE(NULL, same_poke(&code, r));
+	EXPECT_EQ(0, code.malformed);
+	TH_LOG("slot at %llx: %u bytes", (unsigned long long)r->addr,
+	       r->new_len);
+	text_read__destroy(rd);
 	rec_stream_close(&code);
 	rec_stream_close(&poke);
 }
