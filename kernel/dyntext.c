@@ -17,6 +17,7 @@
  */
 #define pr_fmt(fmt) "dyntext: " fmt
 
+#include <linux/buildid.h>
 #include <linux/debugfs.h>
 #include <linux/dyntext.h>
 #include <linux/init.h>
@@ -206,8 +207,13 @@ static bool dyntext_listed(const struct dyntext *dt)
  */
 static void dyntext_announce(const struct dyntext *dt, bool unregister)
 {
-	perf_event_ksymbol(dt->class->ksym_type, dt->start,
-			   dt->end - dt->start, unregister, dt->name);
+	if (!unregister && dt->build_id_size)
+		perf_event_ksymbol_build_id(dt->class->ksym_type, dt->start,
+					    dt->end - dt->start, dt->name,
+					    dt->build_id, dt->build_id_size);
+	else
+		perf_event_ksymbol(dt->class->ksym_type, dt->start,
+				   dt->end - dt->start, unregister, dt->name);
 }
 
 /*
@@ -268,6 +274,8 @@ void dyntext_init(struct dyntext *dt, unsigned long start, unsigned long size,
 	dt->name = name;
 	dt->class = class;
 	dt->text_len = 0;
+	dt->build_id = NULL;
+	dt->build_id_size = 0;
 	INIT_LIST_HEAD(&dt->lnode);
 }
 EXPORT_SYMBOL_GPL(dyntext_init);
@@ -295,8 +303,9 @@ EXPORT_SYMBOL_GPL(dyntext_registered);
  *
  * Makes the region visible to address lookups (kernel_text_address(),
  * kallsyms_lookup(), %pS), to /proc/kallsyms (unless its class hides it),
- * and announces it with a PERF_RECORD_KSYMBOL register record to every
- * perf event whose owner may see kernel addresses, followed by the first
+ * and announces it with a PERF_RECORD_KSYMBOL register record (with the
+ * build-id of dyntext_set_build_id(), if any) to every perf event whose
+ * owner may see kernel addresses, followed by the first
  * @dt->text_len bytes of code for those that asked for it.  Process or softirq
  * context, not with interrupts disabled (the lock is taken with bottom
  * halves disabled; on PREEMPT_RT it may sleep).
@@ -306,8 +315,9 @@ EXPORT_SYMBOL_GPL(dyntext_registered);
  *
  * Return: 0 on success; -EINVAL for a missing, empty or over-long name, a
  * missing class, one whose ksymbol type is not BPF, OOL or MODULE or whose
- * kallsyms rank is out of range, an empty or wrapping range, or more code
- * bytes (dyntext_set_text_len()) than the range holds; -EEXIST if
+ * kallsyms rank is out of range, an empty or wrapping range, more code
+ * bytes (dyntext_set_text_len()) than the range holds, or a build-id
+ * longer than BUILD_ID_SIZE_MAX or without bytes; -EEXIST if
  * @dt is already registered or the range overlaps a registered region.
  * On error nothing is registered or announced.
  */
@@ -334,6 +344,12 @@ int dyntext_add(struct dyntext *dt)
 	if (dt->end <= dt->start || dyntext_tree_end(t, dt) < dt->end ||
 	    dt->text_len > dt->end - dt->start) {
 		pr_warn_ratelimited("%pS: bad range or code length for %s\n",
+				    __builtin_return_address(0), dt->name);
+		return -EINVAL;
+	}
+	if (dt->build_id_size > BUILD_ID_SIZE_MAX ||
+	    (dt->build_id_size && !dt->build_id)) {
+		pr_warn_ratelimited("%pS: bad build-id for %s\n",
 				    __builtin_return_address(0), dt->name);
 		return -EINVAL;
 	}

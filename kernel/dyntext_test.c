@@ -222,6 +222,17 @@ static void dyntext_test_misuse(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, dyntext_add(b));
 	KUNIT_EXPECT_EQ(test, 0, dyntext_del(b));
 
+	/* A build-id too long or without bytes; the longest allowed works. */
+	b = dt_test_region(ctx, 3, 4096, 16);
+	dyntext_set_build_id(b, ctx->buf, BUILD_ID_SIZE_MAX + 1);
+	KUNIT_EXPECT_EQ(test, -EINVAL, dyntext_add(b));
+	dyntext_set_build_id(b, NULL, BUILD_ID_SIZE_MAX);
+	KUNIT_EXPECT_EQ(test, -EINVAL, dyntext_add(b));
+	KUNIT_EXPECT_FALSE(test, dyntext_registered(b));
+	dyntext_set_build_id(b, ctx->buf, BUILD_ID_SIZE_MAX);
+	KUNIT_EXPECT_EQ(test, 0, dyntext_add(b));
+	KUNIT_EXPECT_EQ(test, 0, dyntext_del(b));
+
 	/* Names: NULL, empty, too long; the longest allowed works. */
 	b = dt_test_region(ctx, 3, 4096, 16);
 	b->name = NULL;

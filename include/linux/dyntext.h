@@ -78,6 +78,10 @@ struct dyntext_class {
  *		dyntext_add() is called, which dyntext_add() sends to the perf
  *		events that ask for code (attr.ksymbol_text); 0, the default,
  *		for text written or changed after it (dyntext_set_text_len())
+ * @build_id:	the build-id of the file the text was loaded from, which the
+ *		register record carries (dyntext_set_build_id()), or NULL;
+ *		the storage belongs to the caller, as @name's
+ * @build_id_size: its length in bytes
  * @seq:	registration sequence number, registry-private
  * @tnode:	latch tree node (lock-free lookup), registry-private
  * @lnode:	list node (iteration in registration order), registry-private
@@ -92,6 +96,8 @@ struct dyntext {
 	const char			*name;
 	const struct dyntext_class	*class;
 	u32				text_len;
+	u8				build_id_size;
+	const unsigned char		*build_id;
 	u64				seq;
 	struct latch_tree_node		tnode;
 	struct list_head		lnode;
@@ -218,6 +224,25 @@ static inline int dyntext_get_kallsym(struct dyntext_iter *it,
 static inline void dyntext_set_text_len(struct dyntext *dt, u32 len)
 {
 	dt->text_len = len;
+}
+
+/**
+ * dyntext_set_build_id - name the file a region's text was loaded from
+ * @dt:		an entry prepared with dyntext_init(), not registered
+ * @id:		the file's build-id, which must stay unchanged while the region
+ *		is registered
+ * @size:	its length in bytes, at most BUILD_ID_SIZE_MAX
+ *
+ * The region's register records (live and replayed) then carry it
+ * (PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID), so that a profiler can find the
+ * file, and the functions in it, after the text is gone.  For text that
+ * is a copy of a file's, as module text is.
+ */
+static inline void dyntext_set_build_id(struct dyntext *dt,
+					const unsigned char *id, u8 size)
+{
+	dt->build_id = id;
+	dt->build_id_size = size;
 }
 
 /**

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <linux/kernel.h>
 #include <linux/perf_event.h>
 #include <linux/zalloc.h>
 #include <api/fs/fs.h>
@@ -353,6 +354,26 @@ static void kmod_file__build_id(struct kmod_file *f, struct build_id *bid)
 }
 
 /*
+ * The build-id of the module's file that a register record carries
+ * (PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID: after the name, padded to 8 bytes,
+ * one byte of size and 20 of build-id).  False if it has none.
+ */
+static bool kmod_record__build_id(const struct perf_record_ksymbol *ev,
+				  struct build_id *bid)
+{
+	size_t off = offsetof(struct perf_record_ksymbol, name) +
+		     PERF_ALIGN(strnlen(ev->name, KSYM_NAME_LEN) + 1, sizeof(u64));
+	const u8 *t = (const u8 *)ev + off;
+
+	if (!(ev->flags & PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID) ||
+	    off + 1 + BUILD_ID_SIZE > ev->header.size || !t[0] ||
+	    t[0] > BUILD_ID_SIZE)
+		return false;
+	build_id__init(bid, t + 1, t[0]);
+	return true;
+}
+
+/*
  * What perf report needs to name the functions of a module text region
  * that may be gone by then, read while the module is loaded.  For the
  * core text ("name"): the module's file under /lib/modules and its
@@ -361,10 +382,11 @@ static void kmod_file__build_id(struct kmod_file *f, struct build_id *bid)
  * present at the start, and the init text ("name.init") stays unnamed as
  * theirs does.  A module without such a file gets the functions
  * /proc/kallsyms lists in the region, read at the end of the pass
- * (*pending), if perf record records kernel samples.  NULL if memory runs
- * out.
+ * (*pending), if perf record records kernel samples, and the build-id of
+ * the record (rbid, NULL if none).  NULL if memory runs out.
  */
 static struct kmod_text *kmod_text__capture(u64 addr, u64 len, const char *name,
+					    const struct build_id *rbid,
 					    bool *pending)
 {
 	struct kmod_text *text = zalloc(sizeof(*text));
@@ -391,13 +413,13 @@ static struct kmod_text *kmod_text__capture(u64 addr, u64 len, const char *name,
 	}
 
 	/*
-	 * The record comes before the module's sysfs directory exists (the
-	 * text is registered before the module is set up in sysfs), so the
-	 * build-id of /sys/module/name/notes may not be readable yet: the
-	 * file's build-id is the one perf report matches anyway, and a
-	 * readable one of the loaded module that differs rules the file out.
-	 * A file without a build-id perf can read (compressed) is kept:
-	 * perf report checks it.
+	 * The loaded module's build-id is the record's.  Kernels that send
+	 * none register the text before the module's sysfs directory exists,
+	 * so /sys/module/name/notes may not be readable yet, or no longer:
+	 * then the file's build-id is the one perf report matches anyway.  A
+	 * build-id of the loaded module that differs rules the file out.  A
+	 * file without a build-id perf can read (compressed) is kept: perf
+	 * report checks it.
 	 */
 	if (file) {
 		kmod_file__build_id(file, &fbid);
@@ -405,7 +427,9 @@ static struct kmod_text *kmod_text__capture(u64 addr, u64 len, const char *name,
 		snprintf(notes, sizeof(notes),
 			 "%s/module/%s/notes/.note.gnu.build-id",
 			 sysfs__mountpoint(), name);
-		if (fbid.size && !sysfs__read_build_id(notes, &bid) &&
+		if (rbid)
+			bid = *rbid;
+		if (fbid.size && (rbid || !sysfs__read_build_id(notes, &bid)) &&
 		    (bid.size != fbid.size || memcmp(bid.data, fbid.data, bid.size)))
 			file = NULL;	/* another build of the module */
 	}
@@ -419,6 +443,11 @@ static struct kmod_text *kmod_text__capture(u64 addr, u64 len, const char *name,
 		}
 		return text;
 	}
+	/* By which perf report may find the file in the build-id cache. */
+	if (rbid && rbid->size <= sizeof(text->build_id)) {
+		memcpy(text->build_id, rbid->data, rbid->size);
+		text->build_id_size = rbid->size;
+	}
 	*pending = kmod_kernel_samples;
 	return text;
 err:
@@ -430,6 +459,7 @@ static int kmod_event__sb_cb(union perf_event *event, void *data)
 {
 	struct perf_env *env = data;
 	struct kmod_text *text;
+	struct build_id bid;
 	bool pending;
 
 	if (event->header.type == PERF_RECORD_BPF_EVENT)
@@ -440,7 +470,9 @@ static int kmod_event__sb_cb(union perf_event *event, void *data)
 		return 0;
 
 	text = kmod_text__capture(event->ksymbol.addr, event->ksymbol.len,
-				  event->ksymbol.name, &pending);
+				  event->ksymbol.name,
+				  kmod_record__build_id(&event->ksymbol, &bid) ?
+				  &bid : NULL, &pending);
 	if (!text) {
 		pr_debug("no memory for module text %s\n",
 			 event->ksymbol.name);

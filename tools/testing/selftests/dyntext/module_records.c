@@ -147,6 +147,42 @@ TEST_F(modrec, load_init_release_unload)
 	EXPECT_EQ(0, self->s.lost);
 }
 
+/*
+ * The register records of the module's core and init text carry the
+ * build-id of its file (PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID), equal to the
+ * one /sys/module/MOD/notes shows; unregister records carry none.
+ */
+TEST_F(modrec, build_id)
+{
+	const __u16 unreg = PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER;
+	const struct rec *core, *init, *gone;
+	__u8 id[20];
+	int n;
+
+	ASSERT_EQ(0, mod_load(""));
+	n = module_note_build_id(MOD, id, sizeof(id));
+	ASSERT_LT(0, n);
+	ASSERT_EQ(0, mod_unload());
+	ASSERT_EQ(0, rec_stream_drain(&self->s));
+
+	core = only(&self->s, MOD, 0);
+	ASSERT_NE(NULL, core);
+	EXPECT_EQ(n, core->build_id_size);
+	EXPECT_EQ(0, memcmp(id, core->build_id, n));
+	init = only(&self->s, MOD ".init", 0);
+	ASSERT_NE(NULL, init);
+	EXPECT_EQ(n, init->build_id_size);
+	EXPECT_EQ(0, memcmp(id, init->build_id, n));
+	gone = only(&self->s, MOD, unreg);
+	ASSERT_NE(NULL, gone);
+	EXPECT_EQ(0, gone->build_id_size);
+	gone = only(&self->s, MOD ".init", unreg);
+	ASSERT_NE(NULL, gone);
+	EXPECT_EQ(0, gone->build_id_size);
+	EXPECT_EQ(0, self->s.malformed);
+	EXPECT_EQ(0, self->s.lost);
+}
+
 TEST_F(modrec, failed_init)
 {
 	const __u16 unreg = PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER;

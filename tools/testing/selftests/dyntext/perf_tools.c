@@ -234,39 +234,27 @@ TEST_F(perf, module_user_samples_only)
 	EXPECT_EQ(0, h.funcs);
 }
 
-/* The build-id in a module's /sys/module/M/notes/.note.gnu.build-id. */
+/* The build-id in a module's /sys/module/M/notes/.note.gnu.build-id, in hex. */
 static int module_build_id(const char *mod, char *hex, size_t len)
 {
-	unsigned char note[256];
-	char path[128];
-	unsigned int namesz, descsz, i;
-	ssize_t n;
-	int fd;
+	__u8 id[20];
+	int n = module_note_build_id(mod, id, sizeof(id)), i;
 
-	snprintf(path, sizeof(path), "/sys/module/%s/notes/.note.gnu.build-id",
-		 mod);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, note, sizeof(note));
-	close(fd);
-	if (n < 12)
+	if (n < 0)
+		return n;
+	if (2 * (size_t)n + 1 > len)
 		return -EIO;
-	memcpy(&namesz, note, 4);
-	memcpy(&descsz, note + 4, 4);
-	namesz = (namesz + 3) & ~3U;
-	if (12 + namesz + descsz > (size_t)n || 2 * descsz + 1 > len)
-		return -EIO;
-	for (i = 0; i < descsz; i++)
-		sprintf(hex + 2 * i, "%02x", note[12 + namesz + i]);
+	for (i = 0; i < n; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
 	return 0;
 }
 
 /*
  * The test module installed in /lib/modules/$(uname -r)/extra (a tmpfs in
- * the guest, see scripts/guest-init), with its file at *ko.
+ * the guest, see scripts/guest-init), with its file at *ko: the file of
+ * module src, which is another build of it unless src is MOD.
  */
-static int install_module(char *ko, size_t len)
+static int install_module(const char *src, char *ko, size_t len)
 {
 	const char *dir = test_binary_dir();
 	char cmd[2 * PATH_MAX + 64];
@@ -275,8 +263,8 @@ static int install_module(char *ko, size_t len)
 	if (!dir || uname(&uts))
 		return -errno;
 	snprintf(ko, len, "/lib/modules/%s/extra/" MOD ".ko", uts.release);
-	snprintf(cmd, sizeof(cmd), "mkdir -p /lib/modules/%s/extra && cp %s/" MOD ".ko %s",
-		 uts.release, dir, ko);
+	snprintf(cmd, sizeof(cmd), "mkdir -p /lib/modules/%s/extra && cp %s/%s.ko %s",
+		 uts.release, dir, src, ko);
 	return system(cmd) ? -EIO : 0;
 }
 
@@ -312,7 +300,7 @@ TEST_F(perf, module_installed)
 	__u64 addr, len;
 	FILE *f;
 
-	ASSERT_EQ(0, install_module(ko, sizeof(ko)));
+	ASSERT_EQ(0, install_module(MOD, ko, sizeof(ko)));
 	ASSERT_NE(NULL, mkdtemp(home));
 	ASSERT_EQ(0, setenv("HOME", home, 1));	/* the build-id cache */
 	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
@@ -350,6 +338,43 @@ TEST_F(perf, module_installed)
 	TH_LOG("from the build-id cache: %llu samples in dyntext_test_busy, %llu elsewhere",
 	       c.named, c.other);
 	EXPECT_GT(c.named, 50);
+}
+
+/*
+ * Another build of the module is installed under its name, and the module
+ * loads and unloads while perf record is stopped, so that its
+ * /sys/module directory is gone when perf's side-band thread sees its
+ * ksymbol record: the build-id in the record rules the installed file out
+ * (perf.data has no file for the module), and perf.data keeps that
+ * build-id.
+ */
+TEST_F(perf, module_other_build_installed)
+{
+	char ko[PATH_MAX], bid[64] = "";
+	struct header_text h;
+	int i;
+
+	ASSERT_EQ(0, install_module(PEER, ko, sizeof(ko)));
+	self->run.verbose = 1;
+	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
+	ASSERT_EQ(0, kill(self->run.pid, SIGSTOP));
+	ASSERT_EQ(0, test_module_load(MOD, ""));
+	EXPECT_EQ(0, module_build_id(MOD, bid, sizeof(bid)));
+	ASSERT_EQ(0, test_module_unload(MOD));
+	ASSERT_NE(NULL, rec_wait_name(&self->s, MOD,
+				      PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER));
+	ASSERT_EQ(0, kill(self->run.pid, SIGCONT));
+	/*
+	 * Without the installed file, the side-band thread reads
+	 * /proc/kallsyms for the module's regions at the end of its pass.
+	 */
+	for (i = 0; i < 100 && !perf_record_log_count(&self->run, KALLSYMS_READ); i++)
+		usleep(100000);
+	EXPECT_EQ(1, perf_record_log_count(&self->run, KALLSYMS_READ));
+	ASSERT_EQ(0, perf_record_stop(&self->run));
+	header_module_text(&self->run, MOD, &h);
+	EXPECT_STREQ(bid, h.build_id);
+	EXPECT_STREQ("none", h.file) TH_LOG("%s taken for the module", h.file);
 }
 
 /*

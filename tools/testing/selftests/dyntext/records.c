@@ -262,7 +262,9 @@ static int parse(struct rec_stream *s, union perf_event *ev)
 	}
 	if (ev->header.type == PERF_RECORD_KSYMBOL)
 		need = offsetof(struct perf_record_ksymbol, name) +
-		       ((strnlen(ev->ksymbol.name, size) + 8) & ~7UL) + id;
+		       ((strnlen(ev->ksymbol.name, size) + 8) & ~7UL) + id +
+		       (ev->ksymbol.flags & PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID ?
+			sizeof(struct rec_build_id) : 0);
 	else if (ev->header.type == PERF_RECORD_BPF_EVENT)
 		need = sizeof(struct perf_record_bpf_event) + id;
 	else
@@ -294,11 +296,24 @@ static int parse(struct rec_stream *s, union perf_event *ev)
 		r->addr = ev->ksymbol.addr;
 		r->len = ev->ksymbol.len;
 		r->ksym_type = ev->ksymbol.ksym_type;
-		r->flags = ev->ksymbol.flags;
+		r->flags = ev->ksymbol.flags & ~PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID;
 		if (max >= sizeof(r->name))
 			max = sizeof(r->name) - 1;
 		memcpy(r->name, ev->ksymbol.name, max);
 		r->name[max] = 0;
+		if (ev->ksymbol.flags & PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID) {
+			struct rec_build_id b;
+
+			memcpy(&b, raw + size - id - sizeof(b), sizeof(b));
+			if (b.size > sizeof(b.id) || b.reserved[0] ||
+			    b.reserved[1] || b.reserved[2]) {
+				s->nr--;
+				s->malformed++;
+				return 0;
+			}
+			r->build_id_size = b.size;
+			memcpy(r->build_id, b.id, sizeof(r->build_id));
+		}
 	} else {
 		r->bpf_type = ev->bpf.type;
 		r->bpf_flags = ev->bpf.flags;
@@ -681,6 +696,32 @@ unsigned long long module_section_addr(const char *mod, const char *section)
 		a = 0;
 	fclose(f);
 	return a;
+}
+
+int module_note_build_id(const char *mod, __u8 *id, size_t max)
+{
+	unsigned char note[256];
+	unsigned int namesz, descsz;
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/notes/.note.gnu.build-id",
+		 mod);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, note, sizeof(note));
+	close(fd);
+	if (n < 12)
+		return -EIO;
+	memcpy(&namesz, note, 4);
+	memcpy(&descsz, note + 4, 4);
+	namesz = (namesz + 3) & ~3U;
+	if (12 + namesz + descsz > (size_t)n || descsz > max)
+		return -EIO;
+	memcpy(id, note + 12 + namesz, descsz);
+	return descsz;
 }
 
 int write_str(const char *path, const char *s, int flags)

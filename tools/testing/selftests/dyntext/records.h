@@ -14,6 +14,15 @@
 #ifndef KSYM_NAME_LEN
 #define KSYM_NAME_LEN 512
 #endif
+#ifndef PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID
+#define PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID 0x10
+#endif
+/* What follows name with PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID. */
+struct rec_build_id {
+	__u8 size;
+	__u8 id[20];
+	__u8 reserved[3];
+};
 
 struct rec {
 	__u32 type;		/* PERF_RECORD_KSYMBOL, _BPF_EVENT or _TEXT_POKE */
@@ -24,8 +33,10 @@ struct rec {
 	__u64 addr;
 	__u32 len;
 	__u16 ksym_type;
-	__u16 flags;
+	__u16 flags;		/* without PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID */
 	char name[KSYM_NAME_LEN];
+	__u8 build_id_size;	/* with that flag: the build-id after name */
+	__u8 build_id[20];
 	/* BPF_EVENT */
 	__u16 bpf_type;
 	__u16 bpf_flags;
@@ -159,6 +170,12 @@ const char *test_binary_dir(void);
 /* Load (finit_module) MOD.ko from the test binary's directory, unload it. */
 int test_module_load(const char *mod, const char *params);
 int test_module_unload(const char *mod);
+
+/*
+ * The build-id in a loaded module's /sys/module/M/notes/.note.gnu.build-id
+ * into id (max bytes at most): its size, or -errno.
+ */
+int module_note_build_id(const char *mod, __u8 *id, size_t max);
 
 /* The address of a loaded module's section (/sys/module/M/sections/S), or 0. */
 unsigned long long module_section_addr(const char *mod, const char *section);

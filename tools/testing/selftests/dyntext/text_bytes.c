@@ -484,6 +484,16 @@ static int kprobe_page_fn(const struct ksym_line *l, void *arg)
 }
 
 #define TRACING "/sys/kernel/tracing"
+/*
+ * A site no other test probes: kprobes keeps an unregistered optimized
+ * probe for reuse, and a new probe at its address takes its slot without
+ * filling it again (KPROBE_OOL_SITE, which ool probes, is vfs_read's).
+ */
+#if KCONFIG_X86_KERNEL_IBT
+#define SLOT_SITE "vfs_write+9"
+#else
+#define SLOT_SITE "vfs_write+5"
+#endif
 
 /*
  * A kprobe that needs an instruction slot: x86 sends the slot's code as a
@@ -493,7 +503,7 @@ static int kprobe_page_fn(const struct ksym_line *l, void *arg)
  */
 TEST(kprobe_slot_code)
 {
-	const char *def = "p:dyntext_tb/slot " KPROBE_OOL_SITE "\n";
+	const char *def = "p:dyntext_tb/slot " SLOT_SITE "\n";
 	struct rec_stream code, poke;
 	struct kprobe_pages pages = { .nr = 0 };
 	const struct rec *r = NULL;
