@@ -341,6 +341,20 @@ TEST_F(perf, module_installed)
 }
 
 /*
+ * Once perf record's side-band thread goes on after a stop: the number of
+ * its /proc/kallsyms reads for modules without a file (perf record -v),
+ * waiting up to 10 s for one.
+ */
+static int wait_kallsyms_read(struct perf_run *r)
+{
+	int i, n = 0;
+
+	for (i = 0; i < 100 && !(n = perf_record_log_count(r, KALLSYMS_READ)); i++)
+		usleep(100000);
+	return n;
+}
+
+/*
  * Another build of the module is installed under its name, and the module
  * loads and unloads while perf record is stopped, so that its
  * /sys/module directory is gone when perf's side-band thread sees its
@@ -352,7 +366,6 @@ TEST_F(perf, module_other_build_installed)
 {
 	char ko[PATH_MAX], bid[64] = "";
 	struct header_text h;
-	int i;
 
 	ASSERT_EQ(0, install_module(PEER, ko, sizeof(ko)));
 	self->run.verbose = 1;
@@ -364,17 +377,61 @@ TEST_F(perf, module_other_build_installed)
 	ASSERT_NE(NULL, rec_wait_name(&self->s, MOD,
 				      PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER));
 	ASSERT_EQ(0, kill(self->run.pid, SIGCONT));
-	/*
-	 * Without the installed file, the side-band thread reads
-	 * /proc/kallsyms for the module's regions at the end of its pass.
-	 */
-	for (i = 0; i < 100 && !perf_record_log_count(&self->run, KALLSYMS_READ); i++)
-		usleep(100000);
-	EXPECT_EQ(1, perf_record_log_count(&self->run, KALLSYMS_READ));
+	/* Without the installed file: a /proc/kallsyms read for the module. */
+	EXPECT_EQ(1, wait_kallsyms_read(&self->run));
 	ASSERT_EQ(0, perf_record_stop(&self->run));
 	header_module_text(&self->run, MOD, &h);
 	EXPECT_STREQ(bid, h.build_id);
 	EXPECT_STREQ("none", h.file) TH_LOG("%s taken for the module", h.file);
+}
+
+/*
+ * The module has no file under /lib/modules, but its file is in the
+ * build-id cache (perf buildid-cache --add).  It loads, runs for 1.5 s and
+ * unloads while perf record is stopped, so that no /proc/kallsyms read
+ * sees its functions: perf report finds its file by the build-id its
+ * ksymbol record carried, and names its samples by function.
+ */
+TEST_F(perf, module_named_by_build_id)
+{
+	char home[] = "/tmp/dyntext-home.XXXXXX", bid[64] = "";
+	char cmd[2 * PATH_MAX + 64];
+	unsigned long long busy;
+	struct header_text h;
+	const struct rec *reg;
+	struct samples c;
+	__u64 addr, len;
+
+	ASSERT_NE(NULL, mkdtemp(home));
+	ASSERT_EQ(0, setenv("HOME", home, 1));	/* the build-id cache */
+	snprintf(cmd, sizeof(cmd), "%s buildid-cache --add %s/" MOD ".ko",
+		 self->run.perf, test_binary_dir());
+	ASSERT_EQ(0, system(cmd));
+	self->run.verbose = 1;
+	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
+	ASSERT_EQ(0, kill(self->run.pid, SIGSTOP));
+	ASSERT_EQ(0, test_module_load(MOD, ""));
+	EXPECT_EQ(0, module_build_id(MOD, bid, sizeof(bid)));
+	reg = rec_wait_name(&self->s, MOD, 0);
+	ASSERT_NE(NULL, reg);
+	addr = reg->addr;
+	len = reg->len;
+	ASSERT_EQ(1, kallsyms_sym_count("dyntext_test_busy", MOD, 't', &busy, NULL));
+	ASSERT_EQ(0, write_str("/sys/module/" MOD "/parameters/spin_ms", "1500", 0));
+	ASSERT_EQ(0, test_module_unload(MOD));
+	ASSERT_EQ(0, kill(self->run.pid, SIGCONT));
+	EXPECT_EQ(1, wait_kallsyms_read(&self->run));
+	ASSERT_EQ(0, perf_record_stop(&self->run));
+
+	header_module_text(&self->run, MOD, &h);
+	EXPECT_EQ(0, h.funcs);
+	EXPECT_STREQ(bid, h.build_id);
+	EXPECT_STREQ("none", h.file);
+	ASSERT_EQ(0, count_samples(&self->run, busy, addr + len,
+				   "dyntext_test_busy", NULL, &c));
+	TH_LOG("%llu samples in dyntext_test_busy, %llu elsewhere (first: %s)",
+	       c.named, c.other, c.first_other);
+	EXPECT_GT(c.named, 50);
 }
 
 /*
