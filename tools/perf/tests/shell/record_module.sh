@@ -49,8 +49,9 @@ if [ "$(cat "${script}")" != loaded ]; then
 	exit 1
 fi
 
+# A register record: flags 0, or PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID (0x10).
 if ! perf report -D -i "${perfdata}" 2>/dev/null |
-	grep -q "PERF_RECORD_KSYMBOL .* type 3 flags 0x0 name ${mod}$"; then
+	grep -Eq "PERF_RECORD_KSYMBOL .* type 3 flags 0x(0|10) name ${mod}$"; then
 	echo "Skip: the kernel does not announce module text"
 	exit 2
 fi
