@@ -400,7 +400,7 @@ static struct dyntext *dyntext_next(struct dyntext *dt)
  * Removes the region from lookups and /proc/kallsyms and announces it with
  * a PERF_RECORD_KSYMBOL unregister record.  Lock-free readers may still
  * see the entry until an RCU grace period has passed: the entry (not the
- * text, which the registry never reads) must stay valid until then (free
+ * text, read only while registered) must stay valid until then (free
  * it with kfree_rcu(), call_rcu() or after synchronize_rcu()).  Process or
  * softirq context, as dyntext_add().
  *

@@ -74,21 +74,21 @@ struct dyntext_class {
  * @name:	symbol name; the storage belongs to the caller and must stay
  *		unchanged while the region is registered
  * @class:	the producer's class
- * @text_len:	how many bytes from @start hold the region's final code when
- *		dyntext_add() is called, which dyntext_add() sends to the perf
- *		events that ask for code (attr.ksymbol_text); 0, the default,
- *		for text written or changed after it (dyntext_set_text_len())
+ * @text_len:	how many bytes from @start hold code when dyntext_add() is
+ *		called, which dyntext_add() sends to the perf events that ask
+ *		for code (attr.ksymbol_text); 0, the default, for text written
+ *		after it (dyntext_set_text_len())
  * @build_id:	the build-id of the file the text was loaded from, which the
  *		register record carries (dyntext_set_build_id()), or NULL;
  *		the storage belongs to the caller, as @name's
  * @build_id_size: its length in bytes
- * @seq:	registration sequence number, registry-private
+ * @seq:	registration sequence number (unique), set by the registry
  * @tnode:	latch tree node (lock-free lookup), registry-private
  * @lnode:	list node (iteration in registration order), registry-private
  *
  * Embed it in zeroed memory of the producer's object and prepare it with
- * dyntext_init().  After dyntext_del(), the entry (not the text, which the
- * registry never reads) must stay valid for an RCU grace period.
+ * dyntext_init().  After dyntext_del(), the entry must stay valid for an
+ * RCU grace period; the text, read only while it is registered, need not.
  */
 struct dyntext {
 	unsigned long			start;
@@ -212,14 +212,17 @@ static inline int dyntext_get_kallsym(struct dyntext_iter *it,
 #endif
 
 /**
- * dyntext_set_text_len - say how much of a region's code is final at add
+ * dyntext_set_text_len - say how much of a region is code when it is added
  * @dt:		an entry prepared with dyntext_init(), not registered
- * @len:	bytes from the region's start that hold code that will not
- *		change while the region is registered (at most its size)
+ * @len:	bytes from the region's start that hold code when the region
+ *		is added (at most its size)
  *
  * dyntext_add() then sends those bytes to the perf events that asked for
- * the code of new text.  Only for code the producer wrote itself: nothing
- * the allocator left behind.
+ * the code of new text, and a replay (PERF_EVENT_IOC_KSYMBOL_REPLAY) sends
+ * what they hold then.  Only for code the producer wrote itself: nothing
+ * the allocator left behind.  The producer sends later changes of them as
+ * text pokes (perf_event_text_poke()) after the write, or before it with
+ * text_mutex held across both: a replay reads the text under text_mutex.
  */
 static inline void dyntext_set_text_len(struct dyntext *dt, u32 len)
 {

@@ -30,6 +30,7 @@
 #include "perf_run.h"
 #include "bpf_run.h"
 #include "ksym_abi.skel.h"
+#include "tick_fentry.skel.h"
 
 #define MOD "dyntext_test"
 
@@ -104,6 +105,23 @@ static void spin_unload_stop(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, perf_record_stop(r));
 }
 
+#define TRACING "/sys/kernel/tracing"
+#define INSTANCE TRACING "/instances/dyntext_perf"
+#define TICK "dyntext_test_tick"
+
+/* The tracers of the tick tests, gone whatever the test did. */
+static void instance_remove(void *arg)
+{
+	write_str(INSTANCE "/current_tracer", "nop", O_TRUNC);
+	rmdir(INSTANCE);
+}
+
+static void kprobe_remove(void *arg)
+{
+	write_str(TRACING "/events/dyntext_pt/enable", "0", O_TRUNC);
+	write_str(TRACING "/kprobe_events", "-:dyntext_pt/tick\n", O_APPEND);
+}
+
 FIXTURE(perf) {
 	struct perf_run run;
 	struct rec_stream s;
@@ -124,6 +142,8 @@ static void uninstall_module(void);
 
 FIXTURE_TEARDOWN(perf)
 {
+	instance_remove(NULL);
+	kprobe_remove(NULL);
 	uninstall_module();
 	perf_run_cleanup(&self->run);
 	rec_stream_close(&self->s);
@@ -848,6 +868,103 @@ TEST_F(perf, bpf_program_gone_annotated)
 	/* The loop alone is more than 10 instructions. */
 	EXPECT_LT(10, a.lines);
 	EXPECT_LT(0, a.hit);
+}
+
+/*
+ * The test module calls dyntext_test_tick() in a loop for 1.5 s while perf
+ * records, with a tracer attached to it (started by the caller), which
+ * stop() then detaches: the tracer's text is gone when perf annotate runs,
+ * and its samples are annotated from the code the kernel put in the stream
+ * (attr.ksymbol_text, live or replayed).  The disassembly has more than
+ * min instructions, some of them with samples.
+ */
+static void tick_annotated(struct __test_metadata *_metadata,
+			   struct perf_run *r, const char *sym, int min,
+			   void (*stop)(void *arg), void *arg)
+{
+	struct annotated a;
+
+	ASSERT_EQ(0, write_str("/sys/module/" MOD "/parameters/calls_ms",
+			       "1500", 0));
+	stop(arg);
+	ASSERT_EQ(0, perf_record_stop(r));
+	ASSERT_EQ(0, perf_annotate(r, "", sym, &a));
+	TH_LOG("%s: %d lines of code, %d with samples, first: %s", sym,
+	       a.lines, a.hit, a.first);
+	EXPECT_LT(min, a.lines);
+	EXPECT_LT(0, a.hit);
+}
+
+static void link_destroy(void *link)
+{
+	bpf_link__destroy(link);
+}
+
+/* A BPF trampoline: an fentry program attached while perf records. */
+TEST_F(perf, bpf_trampoline_annotated)
+{
+	char sym[KSYM_NAME_LEN];
+	struct tick_fentry *skel;
+	struct bpf_link *link;
+
+	ASSERT_EQ(0, test_module_load(MOD, ""));
+	skel = tick_fentry__open_and_load();
+	ASSERT_NE(NULL, skel);
+	ASSERT_EQ(0, bpf_prog_trampoline_name(bpf_program__fd(skel->progs.tick_fentry),
+					      sym, sizeof(sym)));
+	ASSERT_EQ(0, perf_record_start(&self->run, "-F10000"));
+	link = bpf_program__attach(skel->progs.tick_fentry);
+	ASSERT_NE(NULL, link);
+	ASSERT_EQ(1, kallsyms_sym_count(sym, "bpf", 't', NULL, NULL));
+	tick_annotated(_metadata, &self->run, sym, 10, link_destroy, link);
+	tick_fentry__destroy(skel);
+}
+
+/* An ftrace trampoline: a function tracer instance made while perf records. */
+TEST_F(perf, ftrace_trampoline_annotated)
+{
+	ASSERT_EQ(0, test_module_load(MOD, ""));
+	rmdir(INSTANCE);
+	ASSERT_EQ(0, perf_record_start(&self->run, "-F10000"));
+	ASSERT_EQ(0, mkdir(INSTANCE, 0755));
+	ASSERT_EQ(0, write_str(INSTANCE "/set_ftrace_filter", TICK, O_TRUNC));
+	ASSERT_EQ(0, write_str(INSTANCE "/current_tracer", "function",
+			       O_TRUNC));
+	ASSERT_LE(1, kallsyms_sym_count("ftrace_trampoline", "__builtin__ftrace",
+					't', NULL, NULL));
+	tick_annotated(_metadata, &self->run, "ftrace_trampoline", 10,
+		       instance_remove, NULL);
+}
+
+/*
+ * A kprobe page: an optimized kprobe inside dyntext_test_tick() (past the
+ * fentry call, where kprobes does not use ftrace) runs its detour buffer in
+ * a kprobe_optinsn_page at every call.  The page may be older than the
+ * recording (kprobes keeps its last page): its code then comes with the
+ * replay; the probe's own slot as kprobes writes it.  All of the page is
+ * code (INT3 where no slot is), so the listing has a line per INT3 too.
+ */
+TEST_F(perf, kprobe_page_annotated)
+{
+	char def[128];
+	int off, err = -1;
+
+	ASSERT_EQ(0, test_module_load(MOD, ""));
+	kprobe_remove(NULL);
+	ASSERT_EQ(0, perf_record_start(&self->run, "-F10000"));
+	/* Past the fentry call, and the ENDBR64 before it if there is one. */
+	for (off = 5; off <= 9 && err; off += 4) {
+		snprintf(def, sizeof(def), "p:dyntext_pt/tick %s:%s+%d\n", MOD,
+			 TICK, off);
+		err = write_str(TRACING "/kprobe_events", def, O_APPEND);
+	}
+	ASSERT_EQ(0, err);
+	ASSERT_EQ(0, write_str(TRACING "/events/dyntext_pt/enable", "1",
+			       O_TRUNC));
+	/* The optimizer runs a few jiffies after the probe is armed. */
+	usleep(200 * 1000);
+	tick_annotated(_metadata, &self->run, "kprobe_optinsn_page", 100,
+		       kprobe_remove, NULL);
 }
 
 TEST_HARNESS_MAIN

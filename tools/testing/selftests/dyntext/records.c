@@ -597,6 +597,21 @@ int bpf_trampoline_name(const char *func, char *buf, size_t len)
 	return 0;
 }
 
+int bpf_prog_trampoline_name(int fd, char *buf, size_t len)
+{
+	struct bpf_prog_info info = {};
+	__u32 info_len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len))
+		return -errno;
+	if (!info.attach_btf_id)
+		return -ENOENT;
+	snprintf(buf, len, "bpf_trampoline_%llu",
+		 ((unsigned long long)info.attach_btf_obj_id << 32) |
+		 0x80000000u | info.attach_btf_id);
+	return 0;
+}
+
 const struct rec *rec_wait_name(struct rec_stream *s, const char *name,
 				__u16 flags)
 {

@@ -270,6 +270,8 @@ int kallsyms_count_line(const char *want);
  * the function's BTF id (see bpf_trampoline_compute_key()).
  */
 int bpf_trampoline_name(const char *func, char *buf, size_t len);
+/* The same for the function the program behind fd attaches to. */
+int bpf_prog_trampoline_name(int fd, char *buf, size_t len);
 
 /*
  * bpf_prog_info of the program behind fd with the addresses (ksyms) and,

@@ -74,9 +74,9 @@ enum {
 };
 
 /*
- * The code records right after the last register record of addr on its
- * CPU, their bytes (at most max) into buf and their total into *got.
- * Returns their number or CODE_*.
+ * The code records right after the last register record of addr (live or
+ * replayed) on its CPU, their bytes (at most max) into buf and their total
+ * into *got.  Returns their number or CODE_*.
  */
 static int code_after(const struct rec_stream *s, __u64 addr, __u32 max,
 		      __u8 *buf, __u32 *got)
@@ -87,7 +87,8 @@ static int code_after(const struct rec_stream *s, __u64 addr, __u32 max,
 	*got = 0;
 	for (k = s->nr; k-- > 0;)
 		if (s->recs[k].type == PERF_RECORD_KSYMBOL &&
-		    s->recs[k].addr == addr && !s->recs[k].flags)
+		    s->recs[k].addr == addr &&
+		    !(s->recs[k].flags & ~PERF_RECORD_KSYMBOL_FLAGS_REPLAY))
 			break;
 	if (k == (size_t)-1)
 		return CODE_NO_KSYMBOL;
@@ -538,6 +539,81 @@ TEST(kprobe_slot_code)
 	text_read__destroy(rd);
 	rec_stream_close(&code);
 	rec_stream_close(&poke);
+}
+
+/*
+ * A replay (PERF_EVENT_IOC_KSYMBOL_REPLAY) into an attr.ksymbol_text event
+ * sends, after the replayed register record of a kprobe page and of a BPF
+ * trampoline, the code they hold now, equal to memory: on x86 all of a
+ * kprobe page, whose unused slots are INT3, not stale memory.  A BPF
+ * program's code is not replayed: perf reads it from bpf_prog_info.
+ */
+TEST(replay_code)
+{
+	const char *def = "p:dyntext_tb/slot " SLOT_SITE "\n";
+	struct kprobe_pages pages = { .nr = 0 };
+	__u8 code[PAGE], mem[PAGE];
+	char name[KSYM_NAME_LEN];
+	const struct rec *reg;
+	struct bpf_images *img;
+	struct text_read *rd;
+	struct bpf_link *link;
+	struct bpf_prog_info info;
+	struct rec_stream s;
+	__u64 prog = 0;
+	__u32 got;
+	int i, n;
+
+	ASSERT_EQ(0, rec_pin_cpu());
+	ASSERT_EQ(0, bpf_trampoline_name("bpf_fentry_test1", name,
+					 sizeof(name)));
+	img = bpf_images__open_and_load();
+	ASSERT_NE(NULL, img);
+	rd = text_read__open_and_load();
+	ASSERT_NE(NULL, rd);
+	link = bpf_program__attach(img->progs.images_fentry);
+	ASSERT_NE(NULL, link);
+	ASSERT_EQ(0, write_str(TRACING "/kprobe_events", def, O_APPEND));
+	EXPECT_EQ(0, write_str(TRACING "/events/dyntext_tb/slot/enable", "1",
+			       O_TRUNC));
+	ASSERT_EQ(0, kallsyms_for_each(kprobe_page_fn, &pages));
+	ASSERT_LT(0, pages.nr);
+
+	ASSERT_EQ(0, rec_stream_open_ksymbol_text(&s, 64, false));
+	ASSERT_LT(0, rec_replay(&s, 0, NULL, NULL));
+	for (i = 0; i < pages.nr; i++) {
+		n = code_after(&s, pages.addr[i], PAGE, code, &got);
+		ASSERT_LT(0, n) TH_LOG("kprobe page %llx: %d", pages.addr[i], n);
+		ASSERT_EQ(0, kernel_read(rd, pages.addr[i], mem, got));
+		EXPECT_EQ(0, memcmp(code, mem, got));
+#ifdef __x86_64__
+		EXPECT_EQ(PAGE, got);
+		EXPECT_EQ(0xcc, code[PAGE - 1]);
+#endif
+		TH_LOG("kprobe page %llx: %u bytes in %d records",
+		       pages.addr[i], got, n);
+	}
+	reg = rec_find_name(&s, name, PERF_RECORD_KSYMBOL_FLAGS_REPLAY);
+	ASSERT_NE(NULL, reg);
+	n = code_after(&s, reg->addr, reg->len, code, &got);
+	EXPECT_LT(0, n);
+	ASSERT_EQ(0, kernel_read(rd, reg->addr, mem, got));
+	EXPECT_EQ(0, memcmp(code, mem, got));
+	TH_LOG("%s: %u of %u bytes in %d records", name, got, reg->len, n);
+	/* The reading program's own code: not in the replay. */
+	ASSERT_EQ(1, bpf_prog_funcs(bpf_program__fd(rd->progs.text_read),
+				    &info, &prog, NULL, 1));
+	EXPECT_EQ(0, code_after(&s, prog, PAGE, code, &got));
+	EXPECT_EQ(0, s.malformed);
+	EXPECT_EQ(0, s.lost);
+
+	write_str(TRACING "/events/dyntext_tb/slot/enable", "0", O_TRUNC);
+	EXPECT_EQ(0, write_str(TRACING "/kprobe_events", "-:dyntext_tb/slot\n",
+			       O_APPEND));
+	bpf_link__destroy(link);
+	text_read__destroy(rd);
+	bpf_images__destroy(img);
+	rec_stream_close(&s);
 }
 
 /* Open a task event on the calling process; 0 or -errno. */

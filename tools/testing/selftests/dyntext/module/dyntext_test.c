@@ -6,6 +6,9 @@
  * fail_init=1 makes module_init fail with -EINVAL (a failed load).
  * Writing N to /sys/module/dyntext_test/parameters/spin_ms keeps a CPU busy
  * in dyntext_test_busy() for N milliseconds, so that samples land in it.
+ * Writing N to calls_ms calls dyntext_test_tick() in a loop for N ms, so
+ * that samples land in what a tracer attached to it runs (a BPF or ftrace
+ * trampoline, an optimized kprobe's buffer).
  */
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
@@ -34,7 +37,28 @@ static noinline void dyntext_test_busy(unsigned int ms)
 	WRITE_ONCE(dyntext_test_sink, x);
 }
 
-static int spin_ms_set(const char *val, const struct kernel_param *kp)
+/* Where tracers attach: not inlined, not cloned, so it keeps its name. */
+static noinline __noclone unsigned long dyntext_test_tick(unsigned long x)
+{
+	return x * 6364136223846793005UL + 1442695040888963407UL;
+}
+
+static noinline void dyntext_test_calls(unsigned int ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+	unsigned long x = 1;
+
+	while (time_before(jiffies, end)) {
+		int i;
+
+		for (i = 0; i < 100; i++)
+			x = dyntext_test_tick(x);
+		cond_resched();
+	}
+	WRITE_ONCE(dyntext_test_sink, x);
+}
+
+static int ms_param(const char *val, void (*busy)(unsigned int ms))
 {
 	unsigned int ms;
 	int ret = kstrtouint(val, 0, &ms);
@@ -43,8 +67,13 @@ static int spin_ms_set(const char *val, const struct kernel_param *kp)
 		return ret;
 	if (ms > 60000)
 		return -ERANGE;
-	dyntext_test_busy(ms);
+	busy(ms);
 	return 0;
+}
+
+static int spin_ms_set(const char *val, const struct kernel_param *kp)
+{
+	return ms_param(val, dyntext_test_busy);
 }
 
 static const struct kernel_param_ops spin_ms_ops = {
@@ -52,6 +81,17 @@ static const struct kernel_param_ops spin_ms_ops = {
 };
 module_param_cb(spin_ms, &spin_ms_ops, NULL, 0200);
 MODULE_PARM_DESC(spin_ms, "Write N: stay busy in dyntext_test_busy() for N ms");
+
+static int calls_ms_set(const char *val, const struct kernel_param *kp)
+{
+	return ms_param(val, dyntext_test_calls);
+}
+
+static const struct kernel_param_ops calls_ms_ops = {
+	.set = calls_ms_set,
+};
+module_param_cb(calls_ms, &calls_ms_ops, NULL, 0200);
+MODULE_PARM_DESC(calls_ms, "Write N: call dyntext_test_tick() in a loop for N ms");
 
 static noinline int __init dyntext_test_init_work(void)
 {
