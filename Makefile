@@ -116,7 +116,7 @@ ifneq ($(CHECK_STOCK),0)
 	@$(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
 		OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
 		STOCK_KDIR=$(STOCK) stock-modules
-	@cp $(ST_BINS) $(ST_OUT)/kallsyms_dump $(ST_OUT)/stock/
+	@cp $(ST_BINS) $(ST_OUT)/kallsyms_dump $(ST_OUT)/bpf_short $(ST_OUT)/stock/
 	@$(TOP)/scripts/vm-run --kernel $(STOCK_BZIMAGE) --job $(B)/check-stock \
 		--quiet --timeout $(TIMEOUT) -- sh -c '$(ST_OUT)/stock/$(DUMP) \
 			> /run/job/out.dump; PERF=$(PERF) DYNTEXT_TREE=$(KTREE) \

@@ -282,20 +282,27 @@ static const struct rec *poke_at(const struct rec_stream *s, __u64 addr)
 	return NULL;
 }
 
+#define PAGE 4096
+
 /*
  * An ftrace trampoline (a function tracer instance) comes and goes: its
  * code follows its ksymbol record for a ksymbol_text event, in one record,
- * equal to the code ftrace itself sends to a text_poke event.
+ * equal to the code ftrace itself sends to a text_poke event and to the
+ * text in memory.
  */
 TEST(ftrace_trampoline_code)
 {
 	const char *name = "ftrace_trampoline";
 	struct rec_stream code, poke;
 	const struct rec *reg, *own;
+	struct text_read *rd;
+	__u8 mem[PAGE];
 	__u64 addr;
 	__u32 len;
 
 	ASSERT_EQ(0, rec_pin_cpu());
+	rd = text_read__open_and_load();
+	ASSERT_NE(NULL, rd);
 	ASSERT_EQ(0, rec_stream_open_ksymbol_text(&code, 64, false));
 	ASSERT_EQ(0, rec_stream_open_text_poke(&poke, 64));
 	rmdir(INSTANCE);
@@ -308,6 +315,8 @@ TEST(ftrace_trampoline_code)
 	ASSERT_NE(NULL, reg);
 	addr = reg->addr;
 	len = reg->len;
+	ASSERT_GE(PAGE, len);
+	ASSERT_EQ(0, kernel_read(rd, addr, mem, len));
 	EXPECT_EQ(0, write_str(INSTANCE "/current_tracer", "nop", O_TRUNC));
 	EXPECT_EQ(0, rmdir(INSTANCE));
 	ASSERT_NE(NULL, rec_wait_name(&code, name,
@@ -317,15 +326,15 @@ TEST(ftrace_trampoline_code)
 	ASSERT_NE(NULL, own);
 	ASSERT_EQ(len, own->new_len);
 	EXPECT_EQ(1, stream_code(&code, addr, len, own->bytes));
+	EXPECT_EQ(0, memcmp(mem, own->bytes, len));
 	EXPECT_EQ(0, code.malformed);
 	EXPECT_EQ(0, code.lost);
 	TH_LOG("%s at %llx: %u bytes of code", name, (unsigned long long)addr,
 	       len);
+	text_read__destroy(rd);
 	rec_stream_close(&code);
 	rec_stream_close(&poke);
 }
-
-#define PAGE 4096
 
 /*
  * A BPF trampoline (fentry attach) is registered once it is written: its

@@ -3,7 +3,8 @@
  * The tests this series adds where upstream keeps them, run in the guest:
  * the perf tests "maps__fixup_overlappings" and "ksymbol maps"
  * (tools/perf/tests/maps.c), the
- * perf shell test record_module.sh (tools/perf/tests/shell) and the libperf
+ * perf shell tests record_module.sh and annotate_bpf_gone.sh
+ * (tools/perf/tests/shell) and the libperf
  * test test_mmap_read_done() (tools/lib/perf/tests/test-evlist.c).  Each
  * passes only if its output says that the test ran and passed.
  */
@@ -75,31 +76,58 @@ TEST(perf_test_ksymbol_maps)
 	perf_test(_metadata, "ksymbol maps");
 }
 
-TEST(perf_test_shell_record_module)
+/*
+ * perf test -vv desc, a shell test, in the patched tree's tools/perf with
+ * the environment env: it passed.  The line of its output that starts with
+ * show goes to the log.
+ */
+static void perf_shell_test(struct __test_metadata *_metadata,
+			    const char *desc, const char *env,
+			    const char *show)
 {
-	char perf[PATH_MAX], tree[PATH_MAX], env[2 * PATH_MAX], cmd[5 * PATH_MAX];
+	char perf[PATH_MAX], tree[PATH_MAX], cmd[5 * PATH_MAX];
 	char *dir, *line;
 
-	if (geteuid())
-		SKIP(return, "needs root");
 	ASSERT_EQ(0, find_perf(perf, sizeof(perf)));
 	tree_dir(tree, sizeof(tree));
 	dir = strdup(perf);
 	ASSERT_NE(NULL, dir);
 	*strrchr(dir, '/') = 0;
 	/* perf test finds shell tests in ./tests/shell; they run perf from PATH. */
-	snprintf(env, sizeof(env), "PATH=%s:$PATH PERF_TEST_DYNTEXT_KO=%s/dyntext_test.ko",
-		 dir, test_binary_dir());
-	snprintf(cmd, sizeof(cmd), "cd %s/tools/perf && %s %s test -vv '%s'",
-		 tree, env, perf, "a module loaded and unloaded mid-record");
+	snprintf(cmd, sizeof(cmd), "cd %s/tools/perf && PATH=%s:$PATH %s %s test -vv '%s'",
+		 tree, dir, env, perf, desc);
 	free(dir);
 	EXPECT_EQ(0, run(cmd, out, sizeof(out))) TH_LOG("%s", out);
-	line = strstr(out, "samples in dyntext_test_busy: ");
+	line = strstr(out, show);
 	EXPECT_NE(NULL, line) TH_LOG("%s", out);
 	if (line)
 		TH_LOG("%.*s", (int)strcspn(line, "\n"), line);
 	EXPECT_NE(NULL, strstr(out, ": Ok")) TH_LOG("%s", out);
+}
+
+TEST(perf_test_shell_record_module)
+{
+	char env[2 * PATH_MAX];
+
+	if (geteuid())
+		SKIP(return, "needs root");
+	snprintf(env, sizeof(env), "PERF_TEST_DYNTEXT_KO=%s/dyntext_test.ko",
+		 test_binary_dir());
+	perf_shell_test(_metadata, "a module loaded and unloaded mid-record",
+			env, "samples in dyntext_test_busy: ");
 	test_module_unload("dyntext_test");
+}
+
+TEST(perf_test_shell_annotate_bpf_gone)
+{
+	char env[2 * PATH_MAX];
+
+	if (geteuid())
+		SKIP(return, "needs root");
+	snprintf(env, sizeof(env), "PERF_TEST_DYNTEXT_BPF_SHORT=%s/bpf_short",
+		 test_binary_dir());
+	perf_shell_test(_metadata, "a short-lived BPF program that is gone",
+			env, "bpf_prog_");
 }
 
 /*
