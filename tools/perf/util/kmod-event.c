@@ -221,8 +221,25 @@ static void kmod_pending__flush(struct perf_env *env)
 		if (!kmod_pending.regions[i].reloaded &&
 		    kmod_text__take_syms(text))
 			pr_debug("no memory for the functions of %s\n", text->name);
-		perf_env__insert_kmod_text(env, text);
 	}
+	/*
+	 * A region whose module was gone, or loaded again, by the time of the
+	 * read gets the functions of a region of the same file (build-id)
+	 * seen in this pass or before: a module loaded and unloaded at once
+	 * is named as long as perf record saw one load of its file.
+	 */
+	for (i = 0; i < kmod_pending.nr; i++) {
+		struct kmod_text *text = kmod_pending.regions[i].text;
+		u32 j;
+
+		for (j = 0; j < kmod_pending.nr && !text->nr_syms; j++)
+			if (kmod_text__copy_syms(text, kmod_pending.regions[j].text))
+				break;
+		if (!text->nr_syms && perf_env__copy_kmod_syms(env, text))
+			pr_debug("no memory for the functions of %s\n", text->name);
+	}
+	for (i = 0; i < kmod_pending.nr; i++)
+		perf_env__insert_kmod_text(env, kmod_pending.regions[i].text);
 	kmod_pending.nr = 0;
 	kmod_syms__clear();
 }

@@ -3,12 +3,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # A kernel module is loaded, runs and is unloaded while perf record -a
-# runs, then loaded and unloaded again at once: perf report must name the
-# samples in the module by function, in the module's dso, and process the
-# whole file.  The kernel announces the module's text with
-# PERF_RECORD_KSYMBOL records of type PERF_RECORD_KSYMBOL_TYPE_MODULE; on a
-# kernel that does not, perf record cannot name a module gone by the time
-# perf report runs, and the test is skipped.
+# runs, then loaded and unloaded again at once: perf record must keep the
+# functions of both loads, and perf report must name the samples in the
+# module by function, in the module's dso, and process the whole file.
+# The kernel announces the module's text with PERF_RECORD_KSYMBOL records
+# of type PERF_RECORD_KSYMBOL_TYPE_MODULE; on a kernel that does not, perf
+# record cannot name a module gone by the time perf report runs, and the
+# test is skipped.
 #
 # The module is the dynamic text test module (dyntext_test.ko of
 # tools/testing/selftests/dyntext), given by PERF_TEST_DYNTEXT_KO: its
@@ -43,7 +44,8 @@ perf record -a -e cpu-clock -F 999 -o "${perfdata}" -- sh -c "
 	insmod ${ko} &&
 	echo 1000 > /sys/module/${mod}/parameters/spin_ms &&
 	rmmod ${mod} &&
-	insmod ${ko} && rmmod ${mod} && echo loaded > ${script}" 2>/dev/null
+	insmod ${ko} && rmmod ${mod} && echo loaded > ${script}" 2>/dev/null ||
+	echo "perf record: exit status $?"
 if [ "$(cat "${script}")" != loaded ]; then
 	echo "FAIL: could not load and unload ${ko}"
 	exit 1
@@ -54,6 +56,18 @@ if ! perf report -D -i "${perfdata}" 2>/dev/null |
 	grep -Eq "PERF_RECORD_KSYMBOL .* type 3 flags 0x(0|10) name ${mod}$"; then
 	echo "Skip: the kernel does not announce module text"
 	exit 2
+fi
+
+# Both loads' core text, with the functions perf record read while the
+# module was loaded, or with the file perf report reads them from.  The
+# second load is gone before perf record can read /proc/kallsyms: it gets
+# the first load's functions, as it has the same build-id.
+kept=$(perf report --header-only -i "${perfdata}" 2>/dev/null |
+	grep -Ec "^# module text: ${mod} addr .*(, [1-9][0-9]* functions,|, file /)" || true)
+if [ "${kept}" -ne 2 ]; then
+	echo "FAIL: perf record kept the functions of ${kept} of the 2 loads"
+	perf report --header-only -i "${perfdata}" 2>/dev/null | grep "module text"
+	exit 1
 fi
 
 perf report -i "${perfdata}" --stdio --sort dso,sym > /dev/null
