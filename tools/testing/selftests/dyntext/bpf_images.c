@@ -117,7 +117,7 @@ TEST_F(images, trampoline)
 	reg_idx = reg - self->s.recs;
 	check_tramp_len(_metadata, addr, len);
 	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_BPF, reg->ksym_type);
-	EXPECT_EQ(1, rec_count_ksym(&self->s, addr, 0, NULL));
+	EXPECT_EQ(1, rec_count_ksym(&self->s, addr, 0, name));
 	EXPECT_EQ(1, kallsyms_line(addr, name));
 	EXPECT_EQ(1, kallsyms_name_count(name));
 
@@ -127,9 +127,9 @@ TEST_F(images, trampoline)
 	EXPECT_EQ(addr, unreg->addr);
 	EXPECT_EQ(len, unreg->len);
 	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_BPF, unreg->ksym_type);
-	EXPECT_EQ(1, rec_count_ksym(&self->s, addr, 0, NULL));
+	EXPECT_EQ(1, rec_count_ksym(&self->s, addr, 0, name));
 	EXPECT_EQ(1, rec_count_ksym(&self->s, addr,
-				    PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER, NULL));
+				    PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER, name));
 	EXPECT_GT((size_t)(unreg - self->s.recs), reg_idx);
 	EXPECT_EQ(0, kallsyms_name_count(name));
 	EXPECT_EQ(0, self->s.lost);

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <perf/evlist.h>
 #include <perf/mmap.h>
@@ -22,70 +21,6 @@
 #include "ksym_iter.skel.h"
 
 #define NR_FUNCS 3
-
-struct prog_view {
-	__u32 id;
-	__u8 tag[BPF_TAG_SIZE];
-	__u32 nr;
-	__u64 addr[NR_FUNCS];
-	__u32 len[NR_FUNCS];
-	char name[NR_FUNCS][KSYM_NAME_LEN];
-};
-
-/*
- * What the kernel says about a loaded program, the way perf reads it:
- * jited_ksyms, jited_func_lens, per-function tags and BTF func names.
- */
-static int prog_view_get(int fd, struct prog_view *v)
-{
-	__u64 ksyms[NR_FUNCS + 1];
-	__u32 lens[NR_FUNCS + 1];
-	__u8 tags[NR_FUNCS + 1][BPF_TAG_SIZE];
-	struct bpf_func_info finfo[NR_FUNCS + 1];
-	struct bpf_prog_info info = {};
-	__u32 info_len = sizeof(info);
-	struct btf *btf;
-	__u32 i;
-	int err;
-
-	info.nr_jited_ksyms = NR_FUNCS + 1;
-	info.jited_ksyms = (__u64)(unsigned long)ksyms;
-	info.nr_jited_func_lens = NR_FUNCS + 1;
-	info.jited_func_lens = (__u64)(unsigned long)lens;
-	info.nr_prog_tags = NR_FUNCS + 1;
-	info.prog_tags = (__u64)(unsigned long)tags;
-	info.nr_func_info = NR_FUNCS + 1;
-	info.func_info_rec_size = sizeof(struct bpf_func_info);
-	info.func_info = (__u64)(unsigned long)finfo;
-	err = bpf_obj_get_info_by_fd(fd, &info, &info_len);
-	if (err)
-		return err;
-	if (info.nr_jited_ksyms != NR_FUNCS || info.nr_jited_func_lens != NR_FUNCS ||
-	    info.nr_prog_tags != NR_FUNCS || info.nr_func_info != NR_FUNCS)
-		return -E2BIG;
-	btf = btf__load_from_kernel_by_id(info.btf_id);
-	if (!btf)
-		return -ENOENT;
-	v->id = info.id;
-	memcpy(v->tag, info.tag, BPF_TAG_SIZE);
-	v->nr = NR_FUNCS;
-	for (i = 0; i < NR_FUNCS; i++) {
-		const struct btf_type *t = btf__type_by_id(btf, finfo[i].type_id);
-		char hex[2 * BPF_TAG_SIZE + 1];
-
-		/*
-		 * The main program's symbol carries the whole program's tag
-		 * (bpf_prog_info.tag); subprograms carry their own tags.
-		 */
-		tag_hex(i ? tags[i] : info.tag, hex);
-		v->addr[i] = ksyms[i];
-		v->len[i] = lens[i];
-		snprintf(v->name[i], KSYM_NAME_LEN, "bpf_prog_%s_%s", hex,
-			 btf__name_by_offset(btf, t->name_off));
-	}
-	btf__free(btf);
-	return 0;
-}
 
 /*
  * The first KSYMBOL record from @from on for @addr, @flags and @name.  The
@@ -127,6 +62,7 @@ FIXTURE_SETUP(ksym_abi)
 	ASSERT_NE(NULL, self->skel);
 	ASSERT_EQ(0, prog_view_get(bpf_program__fd(self->skel->progs.ksym_abi_main),
 				   &self->v));
+	ASSERT_EQ(NR_FUNCS, self->v.nr);
 }
 
 FIXTURE_TEARDOWN(ksym_abi)
@@ -262,6 +198,7 @@ TEST_F(ksym_abi, join_by_address)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, prog_view_get(fd, &w));
 	close(fd);
+	ASSERT_EQ(NR_FUNCS, w.nr);
 	ASSERT_EQ(0, memcmp(w.tag, self->s.recs[load_at].tag, BPF_TAG_SIZE));
 	for (i = 0; i < w.nr; i++) {
 		const struct rec *r = find_ksym(&self->s, 0, w.addr[i], 0,
@@ -371,6 +308,7 @@ TEST(libperf_read_done_keeps_records)
 	ASSERT_NE(NULL, skel);
 	ASSERT_EQ(0, prog_view_get(bpf_program__fd(skel->progs.ksym_abi_main),
 				   &v));
+	ASSERT_EQ(NR_FUNCS, v.nr);
 	perf_evlist__for_each_mmap(s.evlist, map, false)
 		perf_mmap__read_done(map);
 

@@ -878,6 +878,65 @@ int bpf_prog_funcs(int fd, struct bpf_prog_info *info, __u64 *ksyms,
 	return info->nr_jited_ksyms;
 }
 
+int prog_view_get(int fd, struct prog_view *v)
+{
+	__u8 tags[PROG_VIEW_MAX][BPF_TAG_SIZE];
+	struct bpf_func_info finfo[PROG_VIEW_MAX];
+	struct bpf_prog_info info = {};
+	__u32 info_len = sizeof(info), i;
+	struct btf *btf = NULL;
+
+	memset(v, 0, sizeof(*v));
+	info.nr_jited_ksyms = PROG_VIEW_MAX;
+	info.jited_ksyms = (__u64)(unsigned long)v->addr;
+	info.nr_jited_func_lens = PROG_VIEW_MAX;
+	info.jited_func_lens = (__u64)(unsigned long)v->len;
+	info.nr_prog_tags = PROG_VIEW_MAX;
+	info.prog_tags = (__u64)(unsigned long)tags;
+	info.nr_func_info = PROG_VIEW_MAX;
+	info.func_info_rec_size = sizeof(struct bpf_func_info);
+	info.func_info = (__u64)(unsigned long)finfo;
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len))
+		return -errno;
+	if (!info.nr_jited_ksyms || info.nr_jited_ksyms > PROG_VIEW_MAX ||
+	    info.nr_jited_func_lens != info.nr_jited_ksyms ||
+	    info.nr_prog_tags != info.nr_jited_ksyms ||
+	    (info.nr_func_info && info.nr_func_info != info.nr_jited_ksyms))
+		return -E2BIG;
+	if (info.nr_func_info) {
+		btf = btf__load_from_kernel_by_id(info.btf_id);
+		if (!btf)
+			return -ENOENT;
+	}
+	v->id = info.id;
+	memcpy(v->tag, info.tag, BPF_TAG_SIZE);
+	v->nr = info.nr_jited_ksyms;
+	for (i = 0; i < v->nr; i++) {
+		char hex[2 * BPF_TAG_SIZE + 1];
+		const char *fn = info.name;
+
+		if (btf) {
+			const struct btf_type *t;
+
+			t = btf__type_by_id(btf, finfo[i].type_id);
+			fn = t ? btf__name_by_offset(btf, t->name_off) : NULL;
+			if (!fn) {
+				btf__free(btf);
+				return -ENOENT;
+			}
+		}
+		/*
+		 * The main program's symbol carries the whole program's tag
+		 * (bpf_prog_info.tag); subprograms carry their own tags.
+		 */
+		tag_hex(i ? tags[i] : info.tag, hex);
+		snprintf(v->name[i], KSYM_NAME_LEN, "bpf_prog_%s%s%s", hex,
+			 *fn ? "_" : "", fn);
+	}
+	btf__free(btf);
+	return 0;
+}
+
 long ksym_replay(int fd, __u32 types, int (*drain)(void *arg), void *arg,
 		 unsigned int *calls, __u64 *seq)
 {

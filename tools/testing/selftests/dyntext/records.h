@@ -282,4 +282,27 @@ int bpf_prog_trampoline_name(int fd, char *buf, size_t len);
 int bpf_prog_funcs(int fd, struct bpf_prog_info *info, __u64 *ksyms,
 		   __u32 *lens, __u32 nr);
 
+#define PROG_VIEW_MAX 4
+
+/*
+ * A loaded program's JITed functions the way perf reads them from
+ * bpf_prog_info: address, length and the ksymbol name the kernel gives
+ * each (bpf_prog_<tag>_<BTF func name, or the program's name>).
+ */
+struct prog_view {
+	__u32 id;
+	__u8 tag[BPF_TAG_SIZE];
+	__u32 nr;
+	__u64 addr[PROG_VIEW_MAX];
+	__u32 len[PROG_VIEW_MAX];
+	char name[PROG_VIEW_MAX][KSYM_NAME_LEN];
+};
+
+/*
+ * Fill v for the program behind fd.  Match records by name as well as by
+ * address: libbpf loads and frees probe programs before a skeleton's, and
+ * a function may get the address a freed probe had.
+ */
+int prog_view_get(int fd, struct prog_view *v);
+
 #endif
