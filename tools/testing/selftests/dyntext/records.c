@@ -485,6 +485,11 @@ int test_count(int n)
 	return div && atoi(div) > 1 ? n / atoi(div) : n;
 }
 
+bool test_slow_kernel(void)
+{
+	return test_count(10) < 10;
+}
+
 bool kallsyms_dynamic_tag(const char *mod)
 {
 	return !strcmp(mod, "bpf") || !strncmp(mod, "__builtin__", 11);

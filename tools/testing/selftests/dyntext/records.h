@@ -139,6 +139,8 @@ long kallsyms_lines(bool (*keep)(const char *mod), struct ksym_line **lines);
  * ten times slower, and runs the tests that load thousands with fewer.
  */
 int test_count(int n);
+/* Whether DYNTEXT_TEST_DIVISOR says the kernel is that slow one. */
+bool test_slow_kernel(void);
 
 /*
  * What kernel_text_address() and kallsyms_lookup() (so %pS) say of an
