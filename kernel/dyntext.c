@@ -144,11 +144,13 @@ static unsigned int dyntext_nr;
 /* Registration order: the list is sorted by it. */
 static u64 dyntext_seq;
 /*
- * The cursors of the walks in progress (struct dyntext_cursor), which a
- * delete moves past the entry it removes: a walk resumes in O(1) whatever
- * was deleted.
+ * The entries by sequence number, where a walk resumes (struct
+ * dyntext_cursor keeps the number of the entry it visits next, not a
+ * pointer): O(log n) per batch, and nothing for a delete to update, so
+ * what a delete costs does not depend on the walks other users left
+ * behind.  Writer side only, under dyntext_lock.
  */
-static LIST_HEAD(dyntext_walkers);
+static struct rb_root dyntext_by_seq = RB_ROOT;
 /* Regions a walk handles per hold of the lock. */
 #define DYNTEXT_WALK_BATCH	32
 
@@ -245,6 +247,32 @@ static struct dyntext *dyntext_overlap(unsigned long start, unsigned long end)
 	return NULL;
 }
 
+static bool dyntext_seq_less(struct rb_node *a, const struct rb_node *b)
+{
+	return rb_entry(a, struct dyntext, snode)->seq <
+	       rb_entry(b, struct dyntext, snode)->seq;
+}
+
+/* The registered entry with the lowest sequence number >= @seq, or NULL. */
+static struct dyntext *dyntext_seq_ceil(u64 seq)
+{
+	struct rb_node *n = dyntext_by_seq.rb_node;
+	struct dyntext *found = NULL;
+
+	lockdep_assert_held(&dyntext_lock);
+	while (n) {
+		struct dyntext *dt = rb_entry(n, struct dyntext, snode);
+
+		if (dt->seq >= seq) {
+			found = dt;
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
+		}
+	}
+	return found;
+}
+
 /**
  * dyntext_init - prepare a region for dyntext_add()
  * @dt:		the entry, embedded in the producer's object: zeroed memory
@@ -296,6 +324,60 @@ bool dyntext_registered(const struct dyntext *dt)
 	       dt->lnode.prev != LIST_POISON2;
 }
 EXPORT_SYMBOL_GPL(dyntext_registered);
+
+/**
+ * dyntext_set_text_len - say how much of a region is code when it is added
+ * @dt:		an entry prepared with dyntext_init(), not registered
+ * @len:	bytes from the region's start that hold code when the region
+ *		is added (at most its size)
+ *
+ * dyntext_add() then sends those bytes to the perf events that asked for
+ * the code of new text, and a replay (PERF_EVENT_IOC_KSYMBOL_REPLAY) sends
+ * what they hold then.  Only for code the producer wrote itself: nothing
+ * the allocator left behind.  The producer sends later changes of them as
+ * text pokes (perf_event_text_poke()) after the write, or before it with
+ * text_mutex held across both: a replay reads the text under text_mutex.
+ * On an entry that is registered it changes nothing, with a warning, as
+ * dyntext_init(): a replay must never read past the registered region.
+ * The caller serialises it against its own dyntext_add() and
+ * dyntext_del() of @dt.
+ */
+void dyntext_set_text_len(struct dyntext *dt, u32 len)
+{
+	if (dyntext_registered(dt)) {
+		pr_warn_ratelimited("%pS: code length of %s set while registered\n",
+				    __builtin_return_address(0), dt->name);
+		return;
+	}
+	dt->text_len = len;
+}
+EXPORT_SYMBOL_GPL(dyntext_set_text_len);
+
+/**
+ * dyntext_set_build_id - name the file a region's text was loaded from
+ * @dt:		an entry prepared with dyntext_init(), not registered
+ * @id:		the file's build-id, which must stay unchanged while the region
+ *		is registered
+ * @size:	its length in bytes, at most BUILD_ID_SIZE_MAX
+ *
+ * The region's register records (live and replayed) then carry it
+ * (PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID), so that a profiler can find the
+ * file, and the functions in it, after the text is gone.  For text that
+ * is a copy of a file's, as module text is.  On an entry that is
+ * registered it changes nothing, with a warning, as dyntext_init().
+ */
+void dyntext_set_build_id(struct dyntext *dt, const unsigned char *id,
+			  u8 size)
+{
+	if (dyntext_registered(dt)) {
+		pr_warn_ratelimited("%pS: build-id of %s set while registered\n",
+				    __builtin_return_address(0), dt->name);
+		return;
+	}
+	dt->build_id = id;
+	dt->build_id_size = size;
+}
+EXPORT_SYMBOL_GPL(dyntext_set_build_id);
 
 /**
  * dyntext_add - register a region of run-time generated text
@@ -375,11 +457,13 @@ int dyntext_add(struct dyntext *dt)
 		WRITE_ONCE(tree->hi, dyntext_tree_end(t, dt));
 	latch_tree_insert(&dt->tnode, &tree->root, &dyntext_tree_ops);
 	list_add_tail_rcu(&dt->lnode, &dyntext_list);
+	rb_add(&dt->snode, &dyntext_by_seq, dyntext_seq_less);
 	dyntext_nr++;
 	dyntext_announce(dt, false);
 	/* Under the lock: the code follows its own ksymbol record. */
 	if (dt->text_len)
-		perf_event_ksymbol_text((void *)dt->start, dt->text_len);
+		perf_event_ksymbol_text(dt->class->ksym_type,
+					(void *)dt->start, dt->text_len);
 	spin_unlock_bh(&dyntext_lock);
 	return 0;
 }
@@ -408,7 +492,6 @@ static struct dyntext *dyntext_next(struct dyntext *dt)
  */
 int dyntext_del(struct dyntext *dt)
 {
-	struct dyntext_cursor *c;
 	int t;
 
 	spin_lock_bh(&dyntext_lock);
@@ -418,14 +501,12 @@ int dyntext_del(struct dyntext *dt)
 				    __builtin_return_address(0));
 		return -ENOENT;
 	}
-	list_for_each_entry(c, &dyntext_walkers, node)
-		if (c->next == dt)
-			c->next = dyntext_next(dt);
 	WRITE_ONCE(dyntext_gen, dyntext_gen + 1);
 	t = dyntext_tree_of(dt);
 	latch_tree_erase(&dt->tnode, &dyntext_trees[t].root, &dyntext_tree_ops);
 	dyntext_tree_shrink(t);
 	list_del_rcu(&dt->lnode);
+	rb_erase(&dt->snode, &dyntext_by_seq);
 	dyntext_nr--;
 	dyntext_announce(dt, true);
 	spin_unlock_bh(&dyntext_lock);
@@ -493,18 +574,23 @@ EXPORT_SYMBOL_GPL(is_dyntext_address);
  * trampolines and dispatchers, ftrace trampolines, kprobe pages), which
  * have no file, from the stream: attr.ksymbol_text events get their code
  * when they are added, or as their producer writes it, and must get every
- * later change of it too.  Module text is read from the module's file.
- * Safe in any context in which RCU is watching.
+ * later change of it too.  Which events may have it depends on the kind
+ * of text.  Module text is read from the module's file.  Safe in any
+ * context in which RCU is watching.
  *
- * Return: true if a registered BPF or out-of-line region contains @addr.
+ * Return: PERF_RECORD_KSYMBOL_TYPE_OOL or PERF_RECORD_KSYMBOL_TYPE_BPF if a
+ * registered region of that type contains @addr, else 0
+ * (PERF_RECORD_KSYMBOL_TYPE_UNKNOWN).
  */
-bool dyntext_code_streamed(unsigned long addr)
+u16 dyntext_code_streamed(unsigned long addr)
 {
-	bool ret;
+	u16 ret = PERF_RECORD_KSYMBOL_TYPE_UNKNOWN;
 
 	rcu_read_lock();
-	ret = dyntext_tree_find(DYNTEXT_TREE_OOL, addr) ||
-	      dyntext_tree_find(DYNTEXT_TREE_BPF, addr);
+	if (dyntext_tree_find(DYNTEXT_TREE_OOL, addr))
+		ret = PERF_RECORD_KSYMBOL_TYPE_OOL;
+	else if (dyntext_tree_find(DYNTEXT_TREE_BPF, addr))
+		ret = PERF_RECORD_KSYMBOL_TYPE_BPF;
 	rcu_read_unlock();
 	return ret;
 }
@@ -639,37 +725,34 @@ struct dyntext_walk_stats {
 
 /**
  * dyntext_cursor_start - start a walk over the registry
- * @c: the walk's cursor, owned by the caller until the walk ends
+ * @c: the walk's cursor, owned by the caller
  *
  * The walk covers the regions registered now (@c->end is the registry's
  * sequence number: see dyntext_in_walk()); regions added later are
- * announced by their own register records.  Process context.
+ * announced by their own register records.  The cursor holds no reference
+ * into the registry: the caller may drop it at any time, and an
+ * unfinished walk costs the registry nothing.  Process context.
  */
 void dyntext_cursor_start(struct dyntext_cursor *c)
 {
 	spin_lock_bh(&dyntext_lock);
-	if (c->active)
-		list_del(&c->node);
 	c->end = dyntext_seq;
-	c->next = list_first_entry_or_null(&dyntext_list, struct dyntext,
-					   lnode);
-	list_add(&c->node, &dyntext_walkers);
-	c->active = true;
 	spin_unlock_bh(&dyntext_lock);
+	c->next_seq = 0;
+	c->active = true;
 }
 EXPORT_SYMBOL_GPL(dyntext_cursor_start);
 
 /**
  * dyntext_cursor_stop - end a walk before it is complete
  * @c: a cursor, active or not
+ *
+ * Only marks the cursor inactive, so that dyntext_cursor_walk() refuses
+ * it: the registry keeps nothing of a walk.
  */
 void dyntext_cursor_stop(struct dyntext_cursor *c)
 {
-	spin_lock_bh(&dyntext_lock);
-	if (c->active)
-		list_del(&c->node);
 	c->active = false;
-	spin_unlock_bh(&dyntext_lock);
 }
 EXPORT_SYMBOL_GPL(dyntext_cursor_stop);
 
@@ -684,32 +767,35 @@ static int __dyntext_cursor_walk(struct dyntext_cursor *c,
 				 void *arg, void (*between)(void *arg),
 				 struct dyntext_walk_stats *stats)
 {
+	struct dyntext *dt;
 	unsigned int n;
 	u64 t0 = 0;
 	int ret = 0;
 
 	might_sleep();
-	spin_lock_bh(&dyntext_lock);
-	if (WARN_ON_ONCE(!c->active)) {
-		spin_unlock_bh(&dyntext_lock);
+	if (WARN_ON_ONCE(!c->active))
 		return -EINVAL;
-	}
+	spin_lock_bh(&dyntext_lock);
 	for (;;) {
 		if (stats)
 			t0 = ktime_get_ns();
+		/* Where the last batch stopped, whatever was deleted since. */
+		dt = dyntext_seq_ceil(c->next_seq);
 		for (n = 0; !ret && n < DYNTEXT_WALK_BATCH; n++) {
-			if (!c->next || !dyntext_in_walk(c->next, c->end))
+			if (!dt || !dyntext_in_walk(dt, c->end))
 				break;
-			ret = fn(c->next, c->end, arg);
+			ret = fn(dt, c->end, arg);
 			/* A region @fn failed on is its first on resume. */
-			if (!ret)
-				c->next = dyntext_next(c->next);
+			if (!ret) {
+				c->next_seq = dt->seq + 1;
+				dt = dyntext_next(dt);
+			}
 		}
 		if (stats) {
 			stats->max_steps = max(stats->max_steps, n);
 			stats->max_ns = max(stats->max_ns, ktime_get_ns() - t0);
 		}
-		if (ret || !c->next || !dyntext_in_walk(c->next, c->end))
+		if (ret || !dt || !dyntext_in_walk(dt, c->end))
 			break;
 		spin_unlock_bh(&dyntext_lock);
 		if (fatal_signal_pending(current))
@@ -721,11 +807,9 @@ static int __dyntext_cursor_walk(struct dyntext_cursor *c,
 		if (ret)
 			break;
 	}
-	if (!ret) {
-		list_del(&c->node);
-		c->active = false;
-	}
 	spin_unlock_bh(&dyntext_lock);
+	if (!ret)
+		c->active = false;
 	return ret;
 }
 
@@ -740,11 +824,11 @@ static int __dyntext_cursor_walk(struct dyntext_cursor *c,
  *
  * Visits the regions in registration order, a small batch per hold of the
  * lock, so that a large registry does not keep bottom halves disabled for
- * long: a hold steps over at most %DYNTEXT_WALK_BATCH entries, as deletes
- * between batches move the cursor past what they remove.  When @fn returns
- * an error, the walk stops and the cursor stays on that region: the next
- * call starts with it.  The walk is consistent with concurrent add and
- * delete:
+ * long: a hold steps over at most %DYNTEXT_WALK_BATCH entries, and finds
+ * where the walk stopped by its sequence number in O(log n), whatever was
+ * deleted in between.  When @fn returns an error, the walk stops and the
+ * cursor stays on that region: the next call starts with it.  The walk is
+ * consistent with concurrent add and delete:
  *
  * - @fn sees a region only while it is registered, so its unregister
  *   record (emitted under the same lock) comes after whatever @fn emitted;
@@ -774,10 +858,11 @@ EXPORT_SYMBOL_GPL(dyntext_cursor_walk);
  * dyntext_check - verify the registry's internal consistency
  * @nr: if not NULL, receives the number of registered regions
  *
- * Walks the list and both copies of each latch tree under the lock: the
- * same number of entries in the list and in each copy, every entry in the
- * tree of its ksymbol type and inside that tree's bounds, trees sorted and
- * disjoint, every entry found by a lookup of its first and last byte.  For
+ * Walks the list, both copies of each latch tree and the index by sequence
+ * number under the lock: the same number of entries in the list and in
+ * each copy, every entry in the tree of its ksymbol type and inside that
+ * tree's bounds, trees sorted and disjoint, every entry found by a lookup
+ * of its first and last byte, the index in the list's order.  For
  * tests and debugging (also behind /sys/kernel/debug/dyntext/check);
  * O(n log n).
  *
@@ -785,8 +870,9 @@ EXPORT_SYMBOL_GPL(dyntext_cursor_walk);
  */
 int dyntext_check(unsigned int *nr)
 {
-	unsigned int n_list = 0, n_tree[2] = { 0, 0 };
+	unsigned int n_list = 0, n_tree[2] = { 0, 0 }, n_seq = 0;
 	unsigned long prev_end;
+	u64 prev_seq = 0;
 	struct dyntext *dt;
 	struct rb_node *rb;
 	int ret = 0, i, t;
@@ -824,8 +910,18 @@ int dyntext_check(unsigned int *nr)
 				ret = -EUCLEAN;
 		}
 	}
+	/* The index by sequence number: every entry, in list order. */
+	dt = list_first_entry_or_null(&dyntext_list, struct dyntext, lnode);
+	for (rb = rb_first(&dyntext_by_seq); rb; rb = rb_next(rb), n_seq++) {
+		struct dyntext *e = rb_entry(rb, struct dyntext, snode);
+
+		if (e != dt || e->seq <= prev_seq)
+			ret = -EUCLEAN;
+		prev_seq = e->seq;
+		dt = dt ? dyntext_next(dt) : NULL;
+	}
 	if (n_list != dyntext_nr || n_tree[0] != dyntext_nr ||
-	    n_tree[1] != dyntext_nr)
+	    n_tree[1] != dyntext_nr || n_seq != dyntext_nr)
 		ret = -EUCLEAN;
 	if (nr)
 		*nr = dyntext_nr;

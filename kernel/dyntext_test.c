@@ -540,16 +540,17 @@ static void dyntext_test_code_streamed(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, dyntext_add(bpf));
 	KUNIT_ASSERT_EQ(test, 0, dyntext_add(mod));
 
-	KUNIT_EXPECT_TRUE(test, dyntext_code_streamed(base));
-	KUNIT_EXPECT_TRUE(test, dyntext_code_streamed(base + 255));
-	KUNIT_EXPECT_FALSE(test, dyntext_code_streamed(base + 256));
-	KUNIT_EXPECT_TRUE(test, dyntext_code_streamed(base + 512 + 100));
-	KUNIT_EXPECT_FALSE(test, dyntext_code_streamed(base + 1024));
-	KUNIT_EXPECT_FALSE(test, dyntext_code_streamed(base + 1024 + 100));
+	KUNIT_EXPECT_EQ(test, PERF_RECORD_KSYMBOL_TYPE_OOL, dyntext_code_streamed(base));
+	KUNIT_EXPECT_EQ(test, PERF_RECORD_KSYMBOL_TYPE_OOL, dyntext_code_streamed(base + 255));
+	KUNIT_EXPECT_EQ(test, 0, dyntext_code_streamed(base + 256));
+	KUNIT_EXPECT_EQ(test, PERF_RECORD_KSYMBOL_TYPE_BPF,
+			dyntext_code_streamed(base + 512 + 100));
+	KUNIT_EXPECT_EQ(test, 0, dyntext_code_streamed(base + 1024));
+	KUNIT_EXPECT_EQ(test, 0, dyntext_code_streamed(base + 1024 + 100));
 	KUNIT_EXPECT_TRUE(test, is_dyntext_address(base + 1024 + 100));
 
 	KUNIT_EXPECT_EQ(test, 0, dyntext_del(bpf));
-	KUNIT_EXPECT_FALSE(test, dyntext_code_streamed(base + 512 + 100));
+	KUNIT_EXPECT_EQ(test, 0, dyntext_code_streamed(base + 512 + 100));
 	dt_test_consistent(test, 2);
 }
 
@@ -945,6 +946,12 @@ static void dyntext_test_double_add(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, "dyntext_kunit_twice", dt->name);
 	KUNIT_EXPECT_TRUE(test, is_dyntext_address(base + 1024));
 	KUNIT_EXPECT_FALSE(test, is_dyntext_address(base + 8192));
+	/* Nor do the code length and build-id of a registered entry change. */
+	dyntext_set_text_len(dt, 4096);
+	dyntext_set_build_id(dt, ctx->buf, BUILD_ID_SIZE_MAX);
+	KUNIT_EXPECT_EQ(test, 0U, dt->text_len);
+	KUNIT_EXPECT_NULL(test, dt->build_id);
+	KUNIT_EXPECT_EQ(test, 0, dt->build_id_size);
 	dt_test_consistent(test, 1);
 	KUNIT_EXPECT_EQ(test, 0, dyntext_del(dt));
 	KUNIT_EXPECT_FALSE(test, is_dyntext_address(base + 1024));
@@ -1225,7 +1232,7 @@ static void dyntext_test_cursor_resume(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, test_bit(nr, r.done));
 	KUNIT_EXPECT_GT(test, calls, nr / 7);
 
-	/* Stopped early: off the registry's list, deletes do not touch it. */
+	/* Stopped early: refused from then on. */
 	dyntext_cursor_start(&c);
 	r.fail_every = 1;
 	KUNIT_EXPECT_EQ(test, -ENOSPC, dyntext_cursor_walk(&c, dt_test_resume_fn,
@@ -1233,12 +1240,70 @@ static void dyntext_test_cursor_resume(struct kunit *test)
 	dyntext_cursor_stop(&c);
 	KUNIT_EXPECT_FALSE(test, c.active);
 	KUNIT_EXPECT_EQ(test, 0, dyntext_del(&ctx->r[0].dt));
-	KUNIT_EXPECT_PTR_EQ(test, &ctx->r[0].dt, c.next);
 	dt_test_consistent(test, nr);
+}
+
+/*
+ * Walks left unfinished (a replay that ended in -ENOSPC, -EMSGSIZE or
+ * -EINTR and was never resumed) cost the registry nothing: it keeps no
+ * reference to a cursor, so adds and deletes never touch one, however
+ * many are left.  Here 1,000 of them are abandoned mid-walk and their
+ * memory is poisoned, as if it had been reused; the registry neither
+ * reads nor writes it.  A walk started before the deletes resumes where
+ * it stopped, on the first region left after it.
+ */
+static void dyntext_test_cursor_abandoned(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	struct dt_test_resume r = { .fail_every = 1, .ctx = ctx };
+	const unsigned int nr = 1000, regions = 64;
+	struct dyntext_cursor *cs, c = {};
+	unsigned int i;
+
+	r.done = kunit_kzalloc(test, BITS_TO_LONGS(ctx->nr) * sizeof(long),
+			       GFP_KERNEL);
+	cs = kunit_kcalloc(test, nr, sizeof(*cs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r.done);
+	KUNIT_ASSERT_NOT_NULL(test, cs);
+	for (i = 0; i < regions; i++)
+		KUNIT_ASSERT_EQ(test, 0,
+				dyntext_add(dt_test_region(ctx, i, i * 64, 32)));
+	for (i = 0; i < nr; i++) {
+		dyntext_cursor_start(&cs[i]);
+		r.calls = 0;
+		KUNIT_EXPECT_EQ(test, -ENOSPC,
+				dyntext_cursor_walk(&cs[i], dt_test_resume_fn,
+						    &r));
+	}
+	memset(cs, 0x6b, nr * sizeof(*cs));
+
+	/* A walk of its own, stopped on region 0 after visiting nothing. */
+	dyntext_cursor_start(&c);
+	r.calls = 0;
+	KUNIT_EXPECT_EQ(test, -ENOSPC,
+			dyntext_cursor_walk(&c, dt_test_resume_fn, &r));
+	for (i = 0; i < regions / 2; i++)
+		KUNIT_EXPECT_EQ(test, 0, dyntext_del(&ctx->r[i].dt));
+	KUNIT_ASSERT_EQ(test, 0,
+			dyntext_add(dt_test_region(ctx, regions, regions * 64,
+						   32)));
+	dt_test_consistent(test, regions / 2 + 1);
+
+	/* It resumes on the first region left and visits the rest once. */
+	r.fail_every = 1000;
+	r.calls = 0;
+	r.ok = 0;
+	KUNIT_EXPECT_EQ(test, 0, dyntext_cursor_walk(&c, dt_test_resume_fn, &r));
+	KUNIT_EXPECT_EQ(test, regions / 2, r.ok);
+	KUNIT_EXPECT_EQ(test, 0U, r.twice);
+	for (i = 0; i < regions / 2; i++)
+		KUNIT_EXPECT_FALSE(test, test_bit(i, r.done));
+	KUNIT_EXPECT_FALSE(test, test_bit(regions, r.done));
 }
 
 static struct kunit_case dyntext_test_cases[] = {
 	KUNIT_CASE(dyntext_test_cursor_resume),
+	KUNIT_CASE(dyntext_test_cursor_abandoned),
 	KUNIT_CASE(dyntext_test_double_add),
 	KUNIT_CASE(dyntext_test_bpf_end),
 	KUNIT_CASE(dyntext_test_core_text),

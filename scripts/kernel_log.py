@@ -25,7 +25,9 @@ BAD = re.compile(r'(BUG:|WARNING:|Oops|Kernel panic|general protection fault|'
 REGISTRY = re.compile(r'dyntext: (?P<caller>\S+(?: \[\w+\])?): (.* added twice|'
                       r'.* overlaps a registered region|'
                       r'deleting an unregistered region|'
-                      r'.* initialised while registered|bad name or class|'
+                      r'.* initialised while registered|'
+                      r'(code length|build-id) of .* set while registered|'
+                      r'bad name or class|'
                       r'.* has ksymbol type \d+|bad range or code length for .*)$'
                       r'|dyntext: registry inconsistent')
 # The callers that misuse the registry on purpose (see above).

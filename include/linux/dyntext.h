@@ -85,6 +85,8 @@ struct dyntext_class {
  * @seq:	registration sequence number (unique), set by the registry
  * @tnode:	latch tree node (lock-free lookup), registry-private
  * @lnode:	list node (iteration in registration order), registry-private
+ * @snode:	node in the index by @seq (where walks resume),
+ *		registry-private
  *
  * Embed it in zeroed memory of the producer's object and prepare it with
  * dyntext_init().  After dyntext_del(), the entry must stay valid for an
@@ -101,6 +103,7 @@ struct dyntext {
 	u64				seq;
 	struct latch_tree_node		tnode;
 	struct list_head		lnode;
+	struct rb_node			snode;
 };
 
 /**
@@ -120,19 +123,18 @@ struct dyntext_iter {
 
 /**
  * struct dyntext_cursor - a walk over the registry that can be resumed
- * @node:	registry-private: in the list of walks in progress
- * @next:	registry-private: the region to visit next
+ * @next_seq:	registry-private: the walk goes on with the first region
+ *		registered with this sequence number or a later one
  * @end:	the registry's sequence number when the walk started: the walk
  *		covers the regions registered up to then (dyntext_in_walk())
  * @active:	from dyntext_cursor_start() until the walk is complete or
  *		dyntext_cursor_stop()
  *
- * Zero-initialise it.  While active it is on the registry's list, and
- * dyntext_del() moves it past a region it removes: stop it before freeing.
+ * Zero-initialise it.  The registry keeps no reference to it: it may be
+ * freed at any time, active or not.
  */
 struct dyntext_cursor {
-	struct list_head	node;
-	struct dyntext		*next;
+	u64			next_seq;
 	u64			end;
 	bool			active;
 };
@@ -140,12 +142,15 @@ struct dyntext_cursor {
 #ifdef CONFIG_DYNTEXT
 void dyntext_init(struct dyntext *dt, unsigned long start, unsigned long size,
 		  const char *name, const struct dyntext_class *class);
+void dyntext_set_text_len(struct dyntext *dt, u32 len);
+void dyntext_set_build_id(struct dyntext *dt, const unsigned char *id,
+			  u8 size);
 int dyntext_add(struct dyntext *dt);
 int dyntext_del(struct dyntext *dt);
 bool dyntext_registered(const struct dyntext *dt);
 struct dyntext *dyntext_find(unsigned long addr);
 bool is_dyntext_address(unsigned long addr);
-bool dyntext_code_streamed(unsigned long addr);
+u16 dyntext_code_streamed(unsigned long addr);
 int dyntext_address_lookup(unsigned long addr, unsigned long *size,
 			   unsigned long *off, char *namebuf);
 int dyntext_get_kallsym(struct dyntext_iter *it, unsigned int symnum,
@@ -173,9 +178,9 @@ static inline bool is_dyntext_address(unsigned long addr)
 	return false;
 }
 
-static inline bool dyntext_code_streamed(unsigned long addr)
+static inline u16 dyntext_code_streamed(unsigned long addr)
 {
-	return false;
+	return 0;
 }
 
 static inline int dyntext_address_lookup(unsigned long addr,
@@ -210,43 +215,6 @@ static inline int dyntext_get_kallsym(struct dyntext_iter *it,
 	return -ERANGE;
 }
 #endif
-
-/**
- * dyntext_set_text_len - say how much of a region is code when it is added
- * @dt:		an entry prepared with dyntext_init(), not registered
- * @len:	bytes from the region's start that hold code when the region
- *		is added (at most its size)
- *
- * dyntext_add() then sends those bytes to the perf events that asked for
- * the code of new text, and a replay (PERF_EVENT_IOC_KSYMBOL_REPLAY) sends
- * what they hold then.  Only for code the producer wrote itself: nothing
- * the allocator left behind.  The producer sends later changes of them as
- * text pokes (perf_event_text_poke()) after the write, or before it with
- * text_mutex held across both: a replay reads the text under text_mutex.
- */
-static inline void dyntext_set_text_len(struct dyntext *dt, u32 len)
-{
-	dt->text_len = len;
-}
-
-/**
- * dyntext_set_build_id - name the file a region's text was loaded from
- * @dt:		an entry prepared with dyntext_init(), not registered
- * @id:		the file's build-id, which must stay unchanged while the region
- *		is registered
- * @size:	its length in bytes, at most BUILD_ID_SIZE_MAX
- *
- * The region's register records (live and replayed) then carry it
- * (PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID), so that a profiler can find the
- * file, and the functions in it, after the text is gone.  For text that
- * is a copy of a file's, as module text is.
- */
-static inline void dyntext_set_build_id(struct dyntext *dt,
-					const unsigned char *id, u8 size)
-{
-	dt->build_id = id;
-	dt->build_id_size = size;
-}
 
 /**
  * dyntext_in_walk - does a walk cover a region?

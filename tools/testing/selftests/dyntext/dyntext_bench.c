@@ -20,6 +20,12 @@
  *                                      (finit_module, delete_module), with
  *                                      listen while a side-band event of
  *                                      its own is open
+ *   dyntext_bench stale N COUNT [open] BPF program load+unload rate (COUNT)
+ *                                      with N replays left unfinished, each
+ *                                      on an event of its own (-ENOSPC in
+ *                                      a one-page buffer, never resumed);
+ *                                      with open, the same N events
+ *                                      without a replay
  *   dyntext_bench spin SECS            a BPF program run in a loop for SECS,
  *                                      between lines read from stdin: its
  *                                      rate (runs per second)
@@ -35,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -224,6 +231,80 @@ static int bench_replay(long n, long pages)
 	printf("replay_bytes,%ld,%ld,bytes\n", n, bytes);
 	for (i = 0; i < n; i++)
 		close(fds[i]);
+	free(fds);
+	return 0;
+}
+
+/*
+ * A replay left unfinished: a CPU event with a one-page ring buffer whose
+ * first replay call stops with -ENOSPC (half a page of records), and is
+ * never resumed.  Its fd, or -errno.  The event is disabled, so that the
+ * live side-band records pass it by at once: between N such events with
+ * and without a replay, what differs is what the registry does with the
+ * replays left behind.
+ */
+static int stale_replay(bool replay)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.ksymbol = 1,
+		.bpf_event = 1,
+		.disabled = 1,
+	};
+	struct perf_ksymbol_replay arg = { .size = sizeof(arg) };
+	long page = sysconf(_SC_PAGESIZE);
+	int fd, err;
+
+	fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, 0);
+	if (fd < 0)
+		return -errno;
+	if (mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) ==
+	    MAP_FAILED)
+		err = -errno;
+	else if (!replay)
+		return fd;
+	else if (ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &arg) >= 0)
+		err = -EALREADY;	/* complete: nothing left behind */
+	else if (errno != ENOSPC)
+		err = -errno;
+	else
+		return fd;
+	close(fd);
+	return err;
+}
+
+static int bench_stale(long n, long count, bool replay)
+{
+	int *fds, *stale, i;
+	long made = 0;
+
+	/* Enough regions that a replay fills half a page: ~20 per call. */
+	fds = load_many(200);
+	stale = calloc(n + 1, sizeof(*stale));
+	if (!fds || !stale)
+		return 1;
+	for (i = 0; i < n; i++) {
+		stale[i] = stale_replay(replay);
+		if (stale[i] < 0) {
+			fprintf(stderr, "bench: stale replay %d: %s\n", i,
+				strerror(-stale[i]));
+			return 1;
+		}
+		made++;
+	}
+	printf("# %ld events, %s\n", made,
+	       replay ? "each with a replay left unfinished" : "no replay");
+	printf("%s,%ld,%ld,events\n", replay ? "stale_replays" : "idle_events",
+	       n, made);
+	if (bench_load(count))
+		return 1;
+	for (i = 0; i < n; i++)
+		close(stale[i]);
+	for (i = 0; i < 200; i++)
+		close(fds[i]);
+	free(stale);
 	free(fds);
 	return 0;
 }
@@ -703,6 +784,9 @@ int main(int argc, char **argv)
 		return bench_recstart(atol(argv[2]), argv[3]);
 	if (argc >= 5 && !strcmp(argv[1], "lookup"))
 		return bench_lookup(argv[2], atol(argv[3]), argc - 4, argv + 4);
+	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "open"))) &&
+	    !strcmp(argv[1], "stale"))
+		return bench_stale(atol(argv[2]), atol(argv[3]), argc == 4);
 	if (argc == 3 && !strcmp(argv[1], "spin"))
 		return bench_spin(atof(argv[2]));
 	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "listen"))) &&
@@ -710,6 +794,7 @@ int main(int argc, char **argv)
 		return bench_modload(argv[2], atol(argv[3]), argc == 5);
 	fprintf(stderr, "usage: %s kallsyms N... | load COUNT | replay N [PAGES] |\n"
 		"       recstart N PERF |\n"
-		"       lookup KO CALLS N... | modload KO COUNT [listen] | spin SECS\n", argv[0]);
+		"       lookup KO CALLS N... | modload KO COUNT [listen] |\n"
+		"       stale N COUNT [open] | spin SECS\n", argv[0]);
 	return 2;
 }

@@ -15,10 +15,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -247,6 +251,180 @@ TEST_F_TIMEOUT(compat, module_reloaded, 180)
 	       c.first_other);
 	EXPECT_LT(20, c.named);
 	EXPECT_EQ(0, c.other);
+}
+
+/* Run perf (argv, NULL-terminated) in dir as nobody: its exit status. */
+static int perf_as_nobody(const char *dir, char *const argv[])
+{
+	char log[128];
+	int status, fd;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/log", dir);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || drop_to_nobody() || chdir(dir) ||
+		    setenv("HOME", dir, 1))
+			_exit(126);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* Lines of dir/log that contain s (all of them to stderr if show). */
+static int log_count(const char *dir, const char *s, bool show)
+{
+	char path[128], line[1024];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/log", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		n += !!strstr(line, s);
+		if (show)
+			fprintf(stderr, "# %s", line);
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * perf record as an unprivileged user (nobody) on its own command, with
+ * the default event and with an explicit one, at perf_event_paranoid 2
+ * (perf falls back to user space samples) and 1 (kernel samples too):
+ * every perf on every kernel writes its file and exits 0, as stock 6.12's
+ * perf and Debian's do on stock kernels.
+ */
+FIXTURE(unpriv) {
+	char perf[PATH_MAX];
+	char dir[64];
+	int paranoid;
+};
+
+FIXTURE_VARIANT(unpriv) {
+	bool distro;		/* /usr/bin/perf, not the patched tree's */
+	int paranoid;
+};
+
+FIXTURE_VARIANT_ADD(unpriv, patched_perf_paranoid_2) {
+	.distro = false, .paranoid = 2,
+};
+
+FIXTURE_VARIANT_ADD(unpriv, patched_perf_paranoid_1) {
+	.distro = false, .paranoid = 1,
+};
+
+FIXTURE_VARIANT_ADD(unpriv, distro_perf_paranoid_2) {
+	.distro = true, .paranoid = 2,
+};
+
+FIXTURE_VARIANT_ADD(unpriv, distro_perf_paranoid_1) {
+	.distro = true, .paranoid = 1,
+};
+
+FIXTURE_SETUP(unpriv)
+{
+	self->dir[0] = 0;
+	if (geteuid())
+		SKIP(return, "needs root");
+	if (variant->distro)
+		snprintf(self->perf, sizeof(self->perf), "/usr/bin/perf");
+	else
+		ASSERT_EQ(0, find_perf(self->perf, sizeof(self->perf)));
+	ASSERT_EQ(0, access(self->perf, X_OK));
+	self->paranoid = sysctl_get(PARANOID);
+	ASSERT_NE(-1000, self->paranoid);
+	snprintf(self->dir, sizeof(self->dir), "/tmp/dyntext-unpriv.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	ASSERT_EQ(0, chown(self->dir, NOBODY, NOBODY));
+	ASSERT_EQ(0, sysctl_set(PARANOID, variant->paranoid));
+}
+
+FIXTURE_TEARDOWN(unpriv)
+{
+	char cmd[128];
+
+	sysctl_set(PARANOID, self->paranoid);
+	if (self->dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
+		system(cmd);
+	}
+}
+
+/* perf record [-e event] -- true as nobody in dir: exit 0, a perf.data. */
+static void record_unpriv(struct __test_metadata *_metadata,
+			  const char *perf, const char *dir, const char *event)
+{
+	char *argv[10] = { (char *)perf, "record", "-o", "perf.data" };
+	char data[128];
+	struct stat st;
+	int status, n = 4;
+
+	if (event) {
+		argv[n++] = "-e";
+		argv[n++] = (char *)event;
+	}
+	argv[n++] = "--";
+	argv[n++] = "true";
+	status = perf_as_nobody(dir, argv);
+	if (status)
+		log_count(dir, "", true);
+	ASSERT_EQ(0, status);
+	snprintf(data, sizeof(data), "%s/perf.data", dir);
+	ASSERT_EQ(0, stat(data, &st));
+	EXPECT_LT(0, st.st_size);
+}
+
+TEST_F(unpriv, default_event)
+{
+	record_unpriv(_metadata, self->perf, self->dir, NULL);
+}
+
+TEST_F(unpriv, cpu_clock)
+{
+	record_unpriv(_metadata, self->perf, self->dir, "cpu-clock");
+}
+
+/*
+ * An EINVAL that another attribute causes (a clock perf events do not
+ * support, CLOCK_MONOTONIC_COARSE) does not switch off the ksymbol bits of
+ * the patched perf: it probes each bit on its own before it blames it.  On
+ * a kernel without them it does switch them off, as it must.  The record
+ * fails either way ("wrong clockid").
+ */
+TEST(feature_probe_own_bits)
+{
+	char dir[] = "/tmp/dyntext-probe.XXXXXX", perf[PATH_MAX];
+	char cmd[PATH_MAX + 256];
+	bool has = kernel_has_module_records();
+
+	ASSERT_EQ(0, find_perf(perf, sizeof(perf)));
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd),
+		 "%s record -vv -e cpu-clock -k 6 -o %s/perf.data -- true > %s/log 2>&1",
+		 perf, dir, dir);
+	EXPECT_NE(0, system(cmd));
+	EXPECT_EQ(1, log_count(dir, "wrong clockid", false));
+	EXPECT_EQ(has ? 0 : 1,
+		  log_count(dir, "switching off module ksymbol records", false));
+	EXPECT_EQ(has ? 0 : 1,
+		  log_count(dir, "switching off the code of new kernel text",
+			    false));
+	if (_metadata->exit_code)
+		log_count(dir, "", true);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	EXPECT_EQ(0, system(cmd));
 }
 
 TEST_HARNESS_MAIN

@@ -218,6 +218,13 @@ int rec_stream_open_ksymbol_text(struct rec_stream *s, unsigned int pages,
 					      (text_poke ? REC_TEXT_POKE : 0));
 }
 
+int rec_stream_open_self_ksymbol_text(struct rec_stream *s,
+				      unsigned int pages)
+{
+	return rec_stream_open_maps(s, pages, rec_modules() | REC_SELF |
+					      REC_KSYMBOL_TEXT);
+}
+
 static int rec_cmp(const void *a, const void *b)
 {
 	const struct rec *x = a, *y = b;
@@ -798,20 +805,28 @@ int drop_to_nobody(void)
 
 int drop_to_nobody_keep(int cap)
 {
+	return drop_to_nobody_caps(cap < 0 ? 0 : 1ULL << cap);
+}
+
+int drop_to_nobody_caps(__u64 mask)
+{
 	struct __user_cap_header_struct hdr = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
 	};
 	struct __user_cap_data_struct data[2] = {};
+	int i;
 
-	if (cap >= 0 && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
+	if (mask && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
 		return -errno;
 	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
 	    setresuid(NOBODY, NOBODY, NOBODY))
 		return -errno;
-	if (cap < 0)
+	if (!mask)
 		return 0;
-	data[cap / 32].effective = 1U << (cap % 32);
-	data[cap / 32].permitted = 1U << (cap % 32);
+	for (i = 0; i < 2; i++) {
+		data[i].effective = mask >> (32 * i);
+		data[i].permitted = mask >> (32 * i);
+	}
 	if (syscall(SYS_capset, &hdr, data))
 		return -errno;
 	return 0;

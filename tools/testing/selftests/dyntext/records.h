@@ -81,6 +81,9 @@ int rec_stream_open_text_poke(struct rec_stream *s, unsigned int pages);
  */
 int rec_stream_open_ksymbol_text(struct rec_stream *s, unsigned int pages,
 				 bool text_poke);
+/* rec_stream_open_self() with attr.ksymbol_text. */
+int rec_stream_open_self_ksymbol_text(struct rec_stream *s,
+				      unsigned int pages);
 /*
  * Count KSYMBOL records (with flags; of that name unless NULL: a freed
  * region's address is legitimately reused, e.g. by the program libbpf loads
@@ -210,6 +213,8 @@ int sysctl_set(const char *path, int v);
 int drop_to_nobody(void);
 /* The same, but keep capability cap (CAP_*) effective; -1 keeps none. */
 int drop_to_nobody_keep(int cap);
+/* The same, keeping the capabilities of mask (1ULL << CAP_*) effective. */
+int drop_to_nobody_caps(__u64 mask);
 
 /*
  * TAP for the stress drivers (stress, faults, misuse), which print their

@@ -579,10 +579,34 @@ TEST_F(replay, room_for_live_records)
 	ksym_abi__destroy(skel);
 }
 
+/* Replayed records of a stream by kind: BPF, OOL and module, END markers. */
+struct replay_kinds {
+	size_t bpf, other, load, end;
+};
+
+static void replay_kinds_count(const struct rec_stream *s,
+			       struct replay_kinds *k)
+{
+	size_t i;
+
+	memset(k, 0, sizeof(*k));
+	for (i = 0; i < s->nr; i++) {
+		const struct rec *r = &s->recs[i];
+
+		k->load += r->type == PERF_RECORD_BPF_EVENT;
+		if (r->type != PERF_RECORD_KSYMBOL || !(r->flags & REPLAY))
+			continue;
+		k->end += rec_is_marker(r, PERF_RECORD_KSYMBOL_FLAGS_REPLAY_END);
+		k->bpf += r->ksym_type == PERF_RECORD_KSYMBOL_TYPE_BPF;
+		k->other += r->ksym_type == PERF_RECORD_KSYMBOL_TYPE_OOL ||
+			    r->ksym_type == PERF_RECORD_KSYMBOL_TYPE_MODULE;
+	}
+}
+
 /* Only the ksymbol types asked for; an unknown type is refused. */
 TEST_F(replay, type_mask)
 {
-	size_t i, bpf = 0, other = 0, load = 0, end = 0;
+	struct replay_kinds k;
 	int fd;
 
 	ASSERT_EQ(0, rec_stream_open(&self->s, 64));
@@ -590,21 +614,11 @@ TEST_F(replay, type_mask)
 				(1 << PERF_RECORD_KSYMBOL_TYPE_OOL) |
 				(1 << PERF_RECORD_KSYMBOL_TYPE_MODULE),
 				NULL, NULL));
-	for (i = 0; i < self->s.nr; i++) {
-		const struct rec *r = &self->s.recs[i];
-
-		load += r->type == PERF_RECORD_BPF_EVENT;
-		if (r->type != PERF_RECORD_KSYMBOL || !(r->flags & REPLAY))
-			continue;
-		end += rec_is_marker(r, PERF_RECORD_KSYMBOL_FLAGS_REPLAY_END);
-		bpf += r->ksym_type == PERF_RECORD_KSYMBOL_TYPE_BPF;
-		other += r->ksym_type == PERF_RECORD_KSYMBOL_TYPE_OOL ||
-			 r->ksym_type == PERF_RECORD_KSYMBOL_TYPE_MODULE;
-	}
-	EXPECT_EQ(0, bpf);
-	EXPECT_EQ(0, load);
-	EXPECT_EQ(1, end);
-	TH_LOG("%zu OOL and module regions", other);
+	replay_kinds_count(&self->s, &k);
+	EXPECT_EQ(0, k.bpf);
+	EXPECT_EQ(0, k.load);
+	EXPECT_EQ(1, k.end);
+	TH_LOG("%zu OOL and module regions", k.other);
 
 	fd = rec_stream_fd(&self->s);
 	{
@@ -616,6 +630,43 @@ TEST_F(replay, type_mask)
 		EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &r));
 		EXPECT_EQ(EINVAL, errno);
 	}
+}
+
+/*
+ * A call visits at most 1024 regions, whether it writes records for them
+ * or not: with 2,100 programs loaded, a replay of the out-of-line and
+ * module text only (a few regions, far less than the buffer holds) takes
+ * one call per 1024 regions of the registry, each returning -ENOSPC with
+ * nothing or little written, and completes with every such region once.
+ */
+TEST_F_TIMEOUT(replay, bounded_calls, 120)
+{
+	const int n = 2100;
+	struct replay_kinds k;
+	unsigned int calls = 0;
+	long ret, regions;
+	int *fds, j;
+
+	fds = load_trivial(n);
+	ASSERT_NE(NULL, fds);
+	regions = registry_nr();
+	ASSERT_LE(n, regions);
+	ASSERT_EQ(0, rec_stream_open(&self->s, 64));
+	ret = rec_replay(&self->s, (1 << PERF_RECORD_KSYMBOL_TYPE_OOL) |
+			 (1 << PERF_RECORD_KSYMBOL_TYPE_MODULE), &calls, NULL);
+	ASSERT_LE(0, ret) TH_LOG("replay: %s", strerror(-ret));
+	replay_kinds_count(&self->s, &k);
+	/* Every region visited once, 1024 per call; the last writes END. */
+	EXPECT_LE((unsigned int)(regions + 1023) / 1024, calls);
+	EXPECT_GE((unsigned int)(regions + 1023) / 1024 + 1, calls);
+	EXPECT_EQ(0, k.bpf);
+	EXPECT_EQ(1, k.end);
+	EXPECT_EQ(0, self->s.lost);
+	TH_LOG("%ld regions registered, %u calls, %zu OOL and module regions replayed",
+	       regions, calls, k.other);
+	for (j = 0; j < n; j++)
+		close(fds[j]);
+	free(fds);
 }
 
 /*

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/capability.h>
 #include <linux/if_link.h>
 
 #include "../kselftest_harness.h"
@@ -628,6 +629,284 @@ TEST(replay_code)
 	rec_stream_close(&s);
 }
 
+#define UNPRIV_BPF "/proc/sys/kernel/unprivileged_bpf_disabled"
+#define AS_ROOT (~0ULL)		/* code_vis: the listener stays root */
+
+/* What a listener saw: records of the BPF functions and ftrace trampoline. */
+struct code_seen {
+	int err;		/* the step the child failed at, 0 if none */
+	int open_err;
+	int bpf_reg;		/* register records of the program's functions */
+	int bpf_whole;		/* those followed by all of their code */
+	int bpf_pokes;		/* text poke records inside them */
+	int ool_reg;		/* register records of an ftrace trampoline */
+	int ool_whole;
+	int ool_pokes;
+	int text_pokes;		/* text poke records in the stream */
+	__u32 jited_len;	/* bpf_prog_info's jited_prog_len (own program) */
+};
+
+/* Count the register records named *match, and their code. */
+static void code_seen_count(const struct rec_stream *s, const char *match,
+			    int *reg, int *whole, int *pokes)
+{
+	__u8 *buf;
+	__u32 got;
+	size_t i;
+
+	for (i = 0; i < s->nr; i++) {
+		const struct rec *r = &s->recs[i];
+
+		if (r->type != PERF_RECORD_KSYMBOL || r->flags ||
+		    !strstr(r->name, match))
+			continue;
+		(*reg)++;
+		*pokes += pokes_in(s, r->addr, r->len);
+		buf = malloc(r->len);
+		if (buf && code_after(s, r->addr, r->len, buf, &got) > 0 &&
+		    got == r->len)
+			(*whole)++;
+		free(buf);
+	}
+}
+
+/*
+ * As nobody, load an unprivileged socket filter that loads an array map's
+ * address (ld_imm64): the JIT image holds a kernel heap pointer.
+ */
+static int load_own_filter(__u32 *jited_len)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
+		  .src_reg = BPF_PSEUDO_MAP_FD },
+		{ },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int map, fd;
+
+	map = bpf_map_create(BPF_MAP_TYPE_ARRAY, "code_vis", 4, 8, 1, NULL);
+	if (map < 0)
+		return -errno;
+	insns[0].imm = map;
+	fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "code_vis", "GPL",
+			   insns, 4, NULL);
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	*jited_len = info.jited_prog_len;
+	close(fd);
+	close(map);
+	return 0;
+}
+
+/* The root side of a listener's run: a BPF program, an ftrace trampoline. */
+static int code_vis_workload(void)
+{
+	struct ksym_abi *skel = ksym_abi__open_and_load();
+	int err = 0;
+
+	if (!skel)
+		return -ENOENT;
+	ksym_abi__destroy(skel);
+	rmdir(INSTANCE);
+	if (mkdir(INSTANCE, 0755) ||
+	    write_str(INSTANCE "/set_ftrace_filter", "vfs_read", O_TRUNC) ||
+	    write_str(INSTANCE "/current_tracer", "function", O_TRUNC))
+		err = -EIO;
+	write_str(INSTANCE "/current_tracer", "nop", O_TRUNC);
+	if (rmdir(INSTANCE))
+		err = -EIO;
+	return err;
+}
+
+/*
+ * A child keeps the capabilities of caps (AS_ROOT: stays root), opens an
+ * attr.ksymbol_text event, system-wide or on itself (own: then loads its
+ * own filter), and reports what it received while root (or itself) made
+ * new text.
+ */
+static int code_vis_run(__u64 caps, bool own, struct code_seen *seen)
+{
+	int to_child[2], to_parent[2], status, err = 0;
+	char go = 1;
+	pid_t pid;
+
+	if (pipe(to_child) || pipe(to_parent))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		struct code_seen me = { .err = 1 };
+		struct rec_stream s;
+		bool sent = false;
+
+		if (caps != AS_ROOT && drop_to_nobody_caps(caps))
+			goto out;
+		me.err = 2;
+		me.open_err = own ? rec_stream_open_self_ksymbol_text(&s, 64) :
+			      rec_stream_open_ksymbol_text(&s, 64, false);
+		if (me.open_err)
+			goto out;
+		me.err = 3;
+		if (own ? load_own_filter(&me.jited_len) :
+		    write(to_parent[1], &go, 1) != 1)
+			goto out;
+		sent = true;
+		if (!own && read(to_child[0], &go, 1) != 1)
+			goto out;
+		me.err = 4;
+		if (rec_stream_drain(&s))
+			goto out;
+		code_seen_count(&s, own ? "_code_vis" : "_ksym_abi_",
+				&me.bpf_reg, &me.bpf_whole, &me.bpf_pokes);
+		code_seen_count(&s, "ftrace_trampoline", &me.ool_reg,
+				&me.ool_whole, &me.ool_pokes);
+		me.text_pokes = s.text_pokes;
+		me.err = 0;
+out:
+		/* The parent waits for the open before its workload. */
+		if (!own && !sent && write(to_parent[1], &go, 1) != 1)
+			_exit(1);
+		if (write(to_parent[1], &me, sizeof(me)) != sizeof(me))
+			_exit(1);
+		_exit(0);
+	}
+	if (!own) {
+		if (read(to_parent[0], &go, 1) != 1)
+			err = -EIO;
+		else
+			err = code_vis_workload();
+		if (write(to_child[1], &go, 1) != 1 && !err)
+			err = -EIO;
+	}
+	if (read(to_parent[0], seen, sizeof(*seen)) != sizeof(*seen) && !err)
+		err = -EIO;
+	waitpid(pid, &status, 0);
+	close(to_child[0]);
+	close(to_child[1]);
+	close(to_parent[0]);
+	close(to_parent[1]);
+	return err;
+}
+
+/*
+ * Who gets code bytes (attr.ksymbol_text): the code of a BPF program,
+ * trampoline or dispatcher only an opener that could read it through
+ * bpf_prog_info (CAP_SYS_ADMIN, for programs it did not load, and
+ * bpf_dump_raw_ok(): kptr_restrict counts); the code of out-of-line text
+ * (ftrace trampolines, kprobe pages) the openers that may have
+ * attr.text_poke records (perf_allow_kernel()).  The ksymbol records
+ * themselves go to whoever may see kernel addresses, as before; the
+ * request for code never makes an open fail.
+ */
+FIXTURE(code_vis) {
+	int kptr, paranoid, unpriv_bpf;
+};
+
+FIXTURE_VARIANT(code_vis) {
+	__u64 caps;		/* kept by the nobody listener, or AS_ROOT */
+	bool own;		/* a task event on its own program */
+	int paranoid, kptr;
+	int bpf_reg;		/* records of the program's functions */
+	bool bpf_code;		/* all of their code, or none */
+	bool ool_code;		/* the ftrace trampoline's code, or none */
+};
+
+/* An unprivileged loader's own socket filter, at each paranoia level. */
+FIXTURE_VARIANT_ADD(code_vis, own_paranoid_minus_1) {
+	.caps = 0, .own = true, .paranoid = -1, .bpf_reg = 1,
+};
+
+FIXTURE_VARIANT_ADD(code_vis, own_paranoid_0) {
+	.caps = 0, .own = true, .paranoid = 0, .bpf_reg = 1,
+};
+
+FIXTURE_VARIANT_ADD(code_vis, own_paranoid_1) {
+	.caps = 0, .own = true, .paranoid = 1, .bpf_reg = 1,
+};
+
+FIXTURE_VARIANT_ADD(code_vis, own_paranoid_2) {
+	.caps = 0, .own = true, .paranoid = 2, .bpf_reg = 0,
+};
+
+/* System-wide listeners while root loads ksym_abi (three functions). */
+FIXTURE_VARIANT_ADD(code_vis, unprivileged_paranoid_minus_1) {
+	.caps = 0, .paranoid = -1, .bpf_reg = 3, .ool_code = true,
+};
+
+FIXTURE_VARIANT_ADD(code_vis, perfmon) {
+	.caps = 1ULL << CAP_PERFMON, .paranoid = 2, .bpf_reg = 3,
+	.ool_code = true,
+};
+
+FIXTURE_VARIANT_ADD(code_vis, bpf_perfmon) {
+	.caps = 1ULL << CAP_BPF | 1ULL << CAP_PERFMON, .paranoid = 2,
+	.bpf_reg = 3, .ool_code = true,
+};
+
+FIXTURE_VARIANT_ADD(code_vis, root_kptr_restrict_2) {
+	.caps = AS_ROOT, .paranoid = 2, .kptr = 2, .bpf_reg = 3,
+	.ool_code = true,
+};
+
+FIXTURE_VARIANT_ADD(code_vis, root) {
+	.caps = AS_ROOT, .paranoid = 2, .bpf_reg = 3, .bpf_code = true,
+	.ool_code = true,
+};
+
+FIXTURE_SETUP(code_vis)
+{
+	if (geteuid())
+		SKIP(return, "needs root");
+	self->kptr = sysctl_get(KPTR);
+	self->paranoid = sysctl_get(PARANOID);
+	self->unpriv_bpf = sysctl_get(UNPRIV_BPF);
+	ASSERT_NE(-1000, self->kptr);
+	ASSERT_NE(-1000, self->paranoid);
+	ASSERT_NE(1, self->unpriv_bpf)
+		TH_LOG("unprivileged BPF is disabled for good; boot without it");
+	ASSERT_EQ(0, sysctl_set(UNPRIV_BPF, 0));
+	ASSERT_EQ(0, sysctl_set(KPTR, variant->kptr));
+	ASSERT_EQ(0, sysctl_set(PARANOID, variant->paranoid));
+}
+
+FIXTURE_TEARDOWN(code_vis)
+{
+	sysctl_set(KPTR, self->kptr);
+	sysctl_set(PARANOID, self->paranoid);
+	sysctl_set(UNPRIV_BPF, self->unpriv_bpf);
+}
+
+TEST_F(code_vis, code)
+{
+	struct code_seen seen = {};
+
+	ASSERT_EQ(0, code_vis_run(variant->caps, variant->own, &seen));
+	ASSERT_EQ(0, seen.open_err);
+	ASSERT_EQ(0, seen.err);
+	EXPECT_EQ(variant->bpf_reg, seen.bpf_reg);
+	EXPECT_EQ(variant->bpf_code ? variant->bpf_reg : 0, seen.bpf_whole);
+	if (!variant->bpf_code)
+		EXPECT_EQ(0, seen.bpf_pokes);
+	if (variant->own) {
+		/* Neither does bpf_prog_info give it the image. */
+		EXPECT_EQ(0, seen.jited_len);
+		EXPECT_EQ(0, seen.text_pokes);
+	} else {
+		EXPECT_EQ(1, seen.ool_reg);
+		EXPECT_EQ(variant->ool_code, seen.ool_whole);
+		if (!variant->ool_code)
+			EXPECT_EQ(0, seen.ool_pokes);
+	}
+	TH_LOG("functions %d (%d with code, %d pokes), ftrace trampolines %d (%d with code)",
+	       seen.bpf_reg, seen.bpf_whole, seen.bpf_pokes, seen.ool_reg,
+	       seen.ool_whole);
+	TH_LOG("text poke records in all: %d", seen.text_pokes);
+}
+
 /* Open a task event on the calling process; 0 or -errno. */
 static int open_attr(struct perf_event_attr *attr)
 {
@@ -640,10 +919,11 @@ static int open_attr(struct perf_event_attr *attr)
 }
 
 /*
- * attr.ksymbol_text needs attr.ksymbol, and the right to see kernel
- * memory even with exclude_kernel (as attr.text_poke): at
- * perf_event_paranoid 2 an unprivileged process may open the same task
- * event without it, not with it.
+ * attr.ksymbol_text needs attr.ksymbol, and nothing more: what code an
+ * event gets is decided per kind of text from its opener's rights
+ * (code_vis), so at perf_event_paranoid 2 an unprivileged process opens
+ * the same task event with the bit as without it (perf record asks for it
+ * whenever it samples the kernel, and falls back to user space only).
  */
 TEST(abi)
 {
@@ -670,7 +950,7 @@ TEST(abi)
 	if (!pid) {
 		if (drop_to_nobody())
 			_exit(2);
-		if (open_attr(&attr) != -EACCES)
+		if (open_attr(&attr))
 			_exit(3);
 		attr.ksymbol_text = 0;
 		_exit(open_attr(&attr) ? 4 : 0);
