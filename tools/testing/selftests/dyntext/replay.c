@@ -634,14 +634,14 @@ TEST_F(replay, type_mask)
 
 /*
  * A call visits at most 1024 regions, whether it writes records for them
- * or not: with 2,100 programs loaded, a replay of the out-of-line and
+ * or not: with 1,100 programs loaded, a replay of the out-of-line and
  * module text only (a few regions, far less than the buffer holds) takes
  * one call per 1024 regions of the registry, each returning -ENOSPC with
  * nothing or little written, and completes with every such region once.
  */
 TEST_F_TIMEOUT(replay, bounded_calls, 120)
 {
-	const int n = 2100;
+	const int n = 1100;
 	struct replay_kinds k;
 	unsigned int calls = 0;
 	long ret, regions;
