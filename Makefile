@@ -55,7 +55,7 @@ TIMEOUT ?= 900
 
 .PHONY: all deps tree kernel perf selftests module check run baseline bench \
 	vm vm-stock clean FORCE stress stress-build stress-check series \
-	series-check
+	series-check flakes
 
 all: kernel perf selftests
 
@@ -104,28 +104,35 @@ CHECK_STOCK ?= 1
 CHECK_DEBUG ?= 1
 export CHECK_STOCK CHECK_DEBUG
 DUMP := kallsyms_dump
+# One boot of each kernel running every kselftest, results in $(1)
+# (make check, make flakes).  The stock kernel runs copies of the tests
+# next to modules built against its own tree (struct module differs).
+PATCHED_RUN = $(TOP)/scripts/vm-run --kernel $(BZIMAGE) --job $(1) \
+	--timeout $(TIMEOUT) -- sh -c '$(ST_OUT)/$(DUMP) > /run/job/kallsyms.patched; \
+		$(TOP)/scripts/guest-check /run/job/results $(ST_BINS)'
+STOCK_PREPARE = $(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
+	OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
+	STOCK_KDIR=$(STOCK) stock-modules && \
+	cp $(ST_BINS) $(ST_OUT)/kallsyms_dump $(ST_OUT)/bpf_short $(ST_OUT)/stock/
+STOCK_RUN = $(TOP)/scripts/vm-run --kernel $(STOCK_BZIMAGE) --job $(1) \
+	--quiet --timeout $(TIMEOUT) -- sh -c '$(ST_OUT)/stock/$(DUMP) \
+		> /run/job/out.dump; PERF=$(PERF) DYNTEXT_TREE=$(KTREE) \
+		$(TOP)/scripts/guest-check /run/job/results \
+		$(addprefix $(ST_OUT)/stock/,$(ST_NAMES))'
+
 check: kernel perf selftests $(if $(filter-out 0,$(CHECK_STOCK)),baseline)
 	@rm -rf $(B)/check $(B)/check-stock && mkdir -p $(B)/check
 	@for t in $(ST_NAMES); do echo dyntext_$$t; done > $(B)/check/expected
-	@$(TOP)/scripts/vm-run --kernel $(BZIMAGE) --job $(B)/check --timeout $(TIMEOUT) \
-		-- sh -c '$(ST_OUT)/$(DUMP) > /run/job/kallsyms.patched; \
-			$(TOP)/scripts/guest-check /run/job/results $(ST_BINS)' \
+	@$(call PATCHED_RUN,$(B)/check) \
 		|| echo "make check: the guest run ended with status $$?"
 ifneq ($(CHECK_STOCK),0)
 	@for t in $(ST_NAMES); do echo stock_$$t; done >> $(B)/check/expected
-	@$(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
-		OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
-		STOCK_KDIR=$(STOCK) stock-modules
-	@cp $(ST_BINS) $(ST_OUT)/kallsyms_dump $(ST_OUT)/bpf_short $(ST_OUT)/stock/
-	@$(TOP)/scripts/vm-run --kernel $(STOCK_BZIMAGE) --job $(B)/check-stock \
-		--quiet --timeout $(TIMEOUT) -- sh -c '$(ST_OUT)/stock/$(DUMP) \
-			> /run/job/out.dump; PERF=$(PERF) DYNTEXT_TREE=$(KTREE) \
-			$(TOP)/scripts/guest-check /run/job/results \
-			$(addprefix $(ST_OUT)/stock/,$(ST_NAMES))' \
+	@$(STOCK_PREPARE)
+	@$(call STOCK_RUN,$(B)/check-stock) \
 		&& cp $(B)/check-stock/out.dump $(B)/check/kallsyms.stock \
 		|| echo "make check: the stock guest run ended with status $$?"
 	@cp $(B)/check-stock/results/*.tap $(B)/check-stock/results/*.rc \
-		$(B)/check/results/ 2>/dev/null || true
+		$(B)/check-stock/results/*.times $(B)/check/results/ 2>/dev/null || true
 endif
 ifneq ($(CHECK_DEBUG),0)
 	@for t in $(ST_NAMES); do echo debug_dyntext_$$t; \
@@ -160,8 +167,10 @@ STRESS_CHECK_SECONDS ?= 35
 STRESS_CHECK_FAULT_SECONDS ?= 35
 DEBUG_BZIMAGE := $(B)/kernel-debug/arch/x86/boot/bzImage
 ST_DEBUG_OUT := $(B)/selftests-debug/dyntext
+# The guest's limit: SECONDS and FAULT_SECONDS plus 1200 s for the rest,
+# which took about 650 s here (boot 100 s, the kselftests 515 s).
 STRESS_RUN = $(TOP)/scripts/vm-run --kernel $(DEBUG_BZIMAGE) --job $(1) \
-	--timeout $$(( $(2) + $(3) + 900 )) -- $(TOP)/scripts/guest-stress \
+	--timeout $$(( $(2) + $(3) + 1200 )) -- $(TOP)/scripts/guest-stress \
 	/run/job/results $(2) $(3) $(B)/perf/perf $(ST_DEBUG_OUT) $(4) \
 	|| echo "make stress: the guest run ended with status $$?"
 
@@ -175,6 +184,25 @@ stress: stress-build
 	@$(call STRESS_RUN,$(B)/stress,$(STRESS_SECONDS),$(STRESS_FAULT_SECONDS))
 	@echo
 	@$(TOP)/scripts/stress-report $(B)/stress
+
+# RUNS boots of each of FLAKES_KERNELS, each running every kselftest (no
+# builds, no stress or fault injection), then each test's pass count out of
+# RUNS and its longest time (scripts/test-times).
+RUNS ?= 5
+FLAKES_KERNELS ?= patched stock debug
+flakes: kernel perf selftests $(if $(filter stock,$(FLAKES_KERNELS)),baseline) \
+		$(if $(filter debug,$(FLAKES_KERNELS)),stress-build)
+	@rm -rf $(B)/flakes && mkdir -p $(B)/flakes
+	@$(if $(filter stock,$(FLAKES_KERNELS)),$(STOCK_PREPARE))
+	@for i in $$(seq $(RUNS)); do for k in $(FLAKES_KERNELS); do \
+		echo "  RUN     $$k kernel, $$i of $(RUNS)"; \
+		case $$k in \
+		patched) $(call PATCHED_RUN,$(B)/flakes/$$k-$$i) >/dev/null;; \
+		stock) $(call STOCK_RUN,$(B)/flakes/$$k-$$i) >/dev/null;; \
+		debug) $(call STRESS_RUN,$(B)/flakes/$$k-$$i,0,0,$(ST_NAMES)) \
+			>/dev/null;; \
+		esac; done; done
+	@$(TOP)/scripts/test-times --runs $(RUNS) $(B)/flakes/*/results
 
 stress-check: stress-build
 	@rm -rf $(B)/stress-check && mkdir -p $(B)/stress-check

@@ -387,10 +387,11 @@ EXPORT_SYMBOL_GPL(dyntext_set_build_id);
  * kallsyms_lookup(), %pS), to /proc/kallsyms (unless its class hides it),
  * and announces it with a PERF_RECORD_KSYMBOL register record (with the
  * build-id of dyntext_set_build_id(), if any) to every perf event whose
- * owner may see kernel addresses, followed by the first
- * @dt->text_len bytes of code for those that asked for it.  Process or softirq
- * context, not with interrupts disabled (the lock is taken with bottom
- * halves disabled; on PREEMPT_RT it may sleep).
+ * owner may see kernel addresses, followed (on the same CPU, once the
+ * registry's lock is dropped) by the first @dt->text_len bytes of code
+ * for those that asked for it.  Process or softirq context, not with
+ * interrupts disabled (the lock is taken with bottom halves disabled; on
+ * PREEMPT_RT it may sleep).
  *
  * Text inside the kernel image is accepted (powerpc's optprobe slot page
  * lives there): core kernel symbols keep naming it.
@@ -436,15 +437,19 @@ int dyntext_add(struct dyntext *dt)
 		return -EINVAL;
 	}
 
+	/* The code goes to the CPU buffers its register record went to. */
+	migrate_disable();
 	spin_lock_bh(&dyntext_lock);
 	if (dyntext_registered(dt)) {
 		spin_unlock_bh(&dyntext_lock);
+		migrate_enable();
 		pr_warn_ratelimited("%pS: %s added twice\n",
 				    __builtin_return_address(0), dt->name);
 		return -EEXIST;
 	}
 	if (dyntext_overlap(dt->start, dt->end)) {
 		spin_unlock_bh(&dyntext_lock);
+		migrate_enable();
 		pr_warn_ratelimited("%pS: %s overlaps a registered region\n",
 				    __builtin_return_address(0), dt->name);
 		return -EEXIST;
@@ -460,11 +465,20 @@ int dyntext_add(struct dyntext *dt)
 	rb_add(&dt->snode, &dyntext_by_seq, dyntext_seq_less);
 	dyntext_nr++;
 	dyntext_announce(dt, false);
-	/* Under the lock: the code follows its own ksymbol record. */
+	spin_unlock_bh(&dyntext_lock);
+	/*
+	 * The code (up to megabytes for a large BPF program) is copied
+	 * without the lock, so that no other add or delete, and no bottom
+	 * half on this CPU, waits for it.  The region stays registered and
+	 * its code final meanwhile: the caller serialises its own add and
+	 * delete, and writes the text only after this returns.  Records of
+	 * other regions (and a replay's) may come between the register
+	 * record and the code; its unregister record cannot.
+	 */
 	if (dt->text_len)
 		perf_event_ksymbol_text(dt->class->ksym_type,
 					(void *)dt->start, dt->text_len);
-	spin_unlock_bh(&dyntext_lock);
+	migrate_enable();
 	return 0;
 }
 EXPORT_SYMBOL_GPL(dyntext_add);

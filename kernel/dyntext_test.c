@@ -1244,7 +1244,7 @@ static void dyntext_test_cursor_resume(struct kunit *test)
 }
 
 /*
- * Walks left unfinished (a replay that ended in -ENOSPC, -EMSGSIZE or
+ * Walks left unfinished (a replay that ended in -ENOSPC, -EBUSY or
  * -EINTR and was never resumed) cost the registry nothing: it keeps no
  * reference to a cursor, so adds and deletes never touch one, however
  * many are left.  Here 1,000 of them are abandoned mid-walk and their

@@ -371,26 +371,6 @@ static void kmod_file__build_id(struct kmod_file *f, struct build_id *bid)
 }
 
 /*
- * The build-id of the module's file that a register record carries
- * (PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID: after the name, padded to 8 bytes,
- * one byte of size and 20 of build-id).  False if it has none.
- */
-static bool kmod_record__build_id(const struct perf_record_ksymbol *ev,
-				  struct build_id *bid)
-{
-	size_t off = offsetof(struct perf_record_ksymbol, name) +
-		     PERF_ALIGN(strnlen(ev->name, KSYM_NAME_LEN) + 1, sizeof(u64));
-	const u8 *t = (const u8 *)ev + off;
-
-	if (!(ev->flags & PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID) ||
-	    off + 1 + BUILD_ID_SIZE > ev->header.size || !t[0] ||
-	    t[0] > BUILD_ID_SIZE)
-		return false;
-	build_id__init(bid, t + 1, t[0]);
-	return true;
-}
-
-/*
  * What perf report needs to name the functions of a module text region
  * that may be gone by then, read while the module is loaded.  For the
  * core text ("name"): the module's file under /lib/modules and its
@@ -477,7 +457,7 @@ static int kmod_event__sb_cb(union perf_event *event, void *data)
 	struct perf_env *env = data;
 	struct kmod_text *text;
 	struct build_id bid;
-	bool pending;
+	bool pending, has_bid;
 
 	if (event->header.type == PERF_RECORD_BPF_EVENT)
 		return bpf_event__sb_cb(event, data);
@@ -486,10 +466,10 @@ static int kmod_event__sb_cb(union perf_event *event, void *data)
 	    event->ksymbol.flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER)
 		return 0;
 
+	has_bid = perf_record_ksymbol__build_id(&event->ksymbol, &bid);
 	text = kmod_text__capture(event->ksymbol.addr, event->ksymbol.len,
-				  event->ksymbol.name,
-				  kmod_record__build_id(&event->ksymbol, &bid) ?
-				  &bid : NULL, &pending);
+				  event->ksymbol.name, has_bid ? &bid : NULL,
+				  &pending);
 	if (!text) {
 		pr_debug("no memory for module text %s\n",
 			 event->ksymbol.name);

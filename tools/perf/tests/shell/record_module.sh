@@ -5,7 +5,8 @@
 # A kernel module is loaded, runs and is unloaded while perf record -a
 # runs, then loaded and unloaded again at once: perf record must keep the
 # functions of both loads, and perf report must name the samples in the
-# module by function, in the module's dso, and process the whole file.
+# module by function, in the module's dso, and process the whole file;
+# perf report -D shows the build-id that the records carry.
 # The kernel announces the module's text with PERF_RECORD_KSYMBOL records
 # of type PERF_RECORD_KSYMBOL_TYPE_MODULE; on a kernel that does not, perf
 # record cannot name a module gone by the time perf report runs, and the
@@ -51,11 +52,22 @@ if [ "$(cat "${script}")" != loaded ]; then
 	exit 1
 fi
 
-# A register record: flags 0, or PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID (0x10).
-if ! perf report -D -i "${perfdata}" 2>/dev/null |
-	grep -Eq "PERF_RECORD_KSYMBOL .* type 3 flags 0x(0|10) name ${mod}$"; then
+# A register record: flags 0, or PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID (0x10)
+# with the build-id of the module's file, which perf report -D shows.
+regs=$(perf report -D -i "${perfdata}" 2>/dev/null |
+	grep -E "PERF_RECORD_KSYMBOL .* type 3 flags 0x(0|10)( build_id [0-9a-f]+)? name ${mod}$" ||
+	true)
+if [ -z "${regs}" ]; then
 	echo "Skip: the kernel does not announce module text"
 	exit 2
+fi
+kobid=$(perf buildid-list -i "${ko}" 2>/dev/null)
+flagged=$(echo "${regs}" | grep -c "flags 0x10" || true)
+shown=$(echo "${regs}" | grep -c "flags 0x10 build_id ${kobid} name ${mod}$" || true)
+if [ -z "${kobid}" ] || [ "${shown}" -ne "${flagged}" ]; then
+	echo "FAIL: ${shown} of ${flagged} register records show build-id ${kobid}"
+	echo "${regs}"
+	exit 1
 fi
 
 # Both loads' core text, with the functions perf record read while the

@@ -71,7 +71,8 @@ FIXTURE_TEARDOWN(ool)
 	rec_stream_close(&self->s);
 	write_file(INSTANCE "/current_tracer", "nop");
 	rmdir(INSTANCE);
-	write_file(TRACING "/events/kprobes/enable", "0");
+	/* An enabled probe cannot be deleted: it would outlive the suite. */
+	write_file(TRACING "/events/dyntext/ool_probe/enable", "0");
 	append_file(TRACING "/kprobe_events", "-:dyntext/ool_probe\n");
 }
 

@@ -122,6 +122,11 @@ static void kprobe_remove(void *arg)
 	write_str(TRACING "/kprobe_events", "-:dyntext_pt/tick\n", O_APPEND);
 }
 
+/*
+ * Each test may take 90 s: at least four times the longest any took on the
+ * slowest kernel (22 s on the debug kernel under QEMU TCG, make flakes),
+ * where the harness's default of 30 s was too close.
+ */
 FIXTURE(perf) {
 	struct perf_run run;
 	struct rec_stream s;
@@ -156,7 +161,7 @@ FIXTURE_TEARDOWN(perf)
  * and /proc/kallsyms listed), and every sample in the module's text is
  * named dyntext_test_busy in [dyntext_test].
  */
-TEST_F(perf, module_loaded_during_record)
+TEST_F_TIMEOUT(perf, module_loaded_during_record, 90)
 {
 	unsigned long long text, busy;
 	struct header_text h;
@@ -203,7 +208,7 @@ TEST_F(perf, module_loaded_during_record)
  * pass and reads /proc/kallsyms once for all of them (perf record -v says
  * so), and perf.data has the functions of both.
  */
-TEST_F(perf, modules_burst_one_kallsyms_read)
+TEST_F_TIMEOUT(perf, modules_burst_one_kallsyms_read, 90)
 {
 	const struct rec *reg;
 	struct header_text h;
@@ -238,7 +243,7 @@ TEST_F(perf, modules_burst_one_kallsyms_read)
  * perf record records user samples only: it does not read /proc/kallsyms
  * for a module without a file, whose region in perf.data has no functions.
  */
-TEST_F(perf, module_user_samples_only)
+TEST_F_TIMEOUT(perf, module_user_samples_only, 90)
 {
 	struct header_text h;
 	unsigned long long busy;
@@ -308,7 +313,7 @@ static void uninstall_module(void)
  * as for a module present at the start), and from the build-id cache perf
  * record filled once the file is gone.
  */
-TEST_F(perf, module_installed)
+TEST_F_TIMEOUT(perf, module_installed, 90)
 {
 	char ko[PATH_MAX], home[] = "/tmp/dyntext-home.XXXXXX", bid[64] = "";
 	char line[1024], want[PATH_MAX + 80];
@@ -382,7 +387,7 @@ static int wait_kallsyms_read(struct perf_run *r)
  * (perf.data has no file for the module), and perf.data keeps that
  * build-id.
  */
-TEST_F(perf, module_other_build_installed)
+TEST_F_TIMEOUT(perf, module_other_build_installed, 90)
 {
 	char ko[PATH_MAX], bid[64] = "";
 	struct header_text h;
@@ -412,7 +417,7 @@ TEST_F(perf, module_other_build_installed)
  * sees its functions: perf report finds its file by the build-id its
  * ksymbol record carried, and names its samples by function.
  */
-TEST_F(perf, module_named_by_build_id)
+TEST_F_TIMEOUT(perf, module_named_by_build_id, 90)
 {
 	char home[] = "/tmp/dyntext-home.XXXXXX", bid[64] = "";
 	char cmd[2 * PATH_MAX + 64];
@@ -460,7 +465,7 @@ TEST_F(perf, module_named_by_build_id)
  * name (not the kernel's, whose map covers the module area when no module
  * is loaded as perf record starts).
  */
-TEST_F(perf, bpf_program_and_subprograms)
+TEST_F_TIMEOUT(perf, bpf_program_and_subprograms, 90)
 {
 	static const char *const fn[] = {
 		"ksym_abi_main", "ksym_abi_sub_one", "ksym_abi_sub_two",
@@ -697,12 +702,12 @@ static void preloaded_program(struct __test_metadata *_metadata,
 	ksym_abi__destroy(skel);
 }
 
-TEST_F(perf, bpf_program_loaded_before_record)
+TEST_F_TIMEOUT(perf, bpf_program_loaded_before_record, 90)
 {
 	preloaded_program(_metadata, &self->run, true);
 }
 
-TEST_F(perf, bpf_program_loaded_before_record_no_replay)
+TEST_F_TIMEOUT(perf, bpf_program_loaded_before_record_no_replay, 90)
 {
 	preloaded_program(_metadata, &self->run, false);
 }
@@ -728,7 +733,7 @@ static int count_lost(struct perf_run *r)
  * record replays the registry again once it runs, so that perf.data names
  * the program that is loaded then although its live records were lost.
  */
-TEST_F(perf, lost_sideband_replayed_again)
+TEST_F_TIMEOUT(perf, lost_sideband_replayed_again, 90)
 {
 	struct ksym_abi *skel;
 	struct prog_records c;
@@ -816,7 +821,7 @@ static double ms_since(const struct timespec *t0)
  * have samples.
  */
 #define GONE_MAX 256
-TEST_F(perf, bpf_program_gone_annotated)
+TEST_F_TIMEOUT(perf, bpf_program_gone_annotated, 90)
 {
 	char sym[KSYM_NAME_LEN], tag[2 * BPF_TAG_SIZE + 1];
 	unsigned long long lo = ~0ULL, hi = 0;
@@ -904,7 +909,7 @@ static void link_destroy(void *link)
 }
 
 /* A BPF trampoline: an fentry program attached while perf records. */
-TEST_F(perf, bpf_trampoline_annotated)
+TEST_F_TIMEOUT(perf, bpf_trampoline_annotated, 90)
 {
 	char sym[KSYM_NAME_LEN];
 	struct tick_fentry *skel;
@@ -924,7 +929,7 @@ TEST_F(perf, bpf_trampoline_annotated)
 }
 
 /* An ftrace trampoline: a function tracer instance made while perf records. */
-TEST_F(perf, ftrace_trampoline_annotated)
+TEST_F_TIMEOUT(perf, ftrace_trampoline_annotated, 90)
 {
 	ASSERT_EQ(0, test_module_load(MOD, ""));
 	rmdir(INSTANCE);
@@ -947,7 +952,7 @@ TEST_F(perf, ftrace_trampoline_annotated)
  * replay; the probe's own slot as kprobes writes it.  All of the page is
  * code (INT3 where no slot is), so the listing has a line per INT3 too.
  */
-TEST_F(perf, kprobe_page_annotated)
+TEST_F_TIMEOUT(perf, kprobe_page_annotated, 90)
 {
 	char def[128];
 	int off, err = -1;

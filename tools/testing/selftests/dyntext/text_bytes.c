@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The code of dynamic text in the perf stream (attr.ksymbol_text): right
- * after the PERF_RECORD_KSYMBOL register record of a JITed function or a
- * BPF trampoline, PERF_RECORD_TEXT_POKE records with no old bytes that
- * hold its code, equal to what bpf_prog_info says the JIT wrote or to the
+ * The code of dynamic text in the perf stream (attr.ksymbol_text): after
+ * the PERF_RECORD_KSYMBOL register record of a JITed function or a BPF
+ * trampoline, on its CPU, PERF_RECORD_TEXT_POKE records with no old bytes
+ * that hold its code, equal to what bpf_prog_info says the JIT wrote or the
  * text in memory, and complete after the program is gone; for text written
  * after it is registered (an ftrace trampoline, a kprobe slot, the XDP
  * dispatcher), the text poke records of its producer, equal to the text in
  * memory and to what attr.text_poke events get.  Nothing for events that
- * did not ask.  Memory is read with bpf_probe_read_kernel(), which reads
- * as /proc/kcore does (the test kernels have no /proc/kcore).
+ * did not ask.  The code is copied without the registry's lock.  Memory is
+ * read with bpf_probe_read_kernel(), which reads as /proc/kcore does (the
+ * test kernels have no /proc/kcore).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,16 +69,17 @@ static int prog_code_get(int fd, struct prog_code *c)
 
 enum {
 	CODE_NO_KSYMBOL = -1,	/* no register record at the address */
-	CODE_NOT_NEXT = -2,	/* something else follows it on its CPU */
+	CODE_NOT_NEXT = -2,	/* its region's next record on its CPU is not code */
 	CODE_WRONG = -3,	/* bytes differ from bpf_prog_info's */
 	CODE_BAD_RECORD = -4,	/* old bytes, or too many new ones */
 	CODE_SHORT = -5,	/* fewer bytes than the function has */
 };
 
 /*
- * The code records right after the last register record of addr (live or
- * replayed) on its CPU, their bytes (at most max) into buf and their total
- * into *got.  Returns their number or CODE_*.
+ * The code records after the last register record of addr (live or
+ * replayed) on its CPU, with no record of addr's region between: their
+ * bytes (at most max) into buf and their total into *got.  Returns their
+ * number or CODE_*.
  */
 static int code_after(const struct rec_stream *s, __u64 addr, __u32 max,
 		      __u8 *buf, __u32 *got)
@@ -97,6 +99,14 @@ static int code_after(const struct rec_stream *s, __u64 addr, __u32 max,
 		const struct rec *r = &s->recs[j];
 
 		if (r->cpu != s->recs[k].cpu)
+			continue;
+		/*
+		 * dyntext_add() copies the code after it dropped the
+		 * registry's lock: records of other regions may come between.
+		 */
+		if (r->type == PERF_RECORD_TEXT_POKE ?
+		    r->addr < addr || r->addr >= addr + max :
+		    r->type != PERF_RECORD_KSYMBOL || r->addr != addr)
 			continue;
 		if (r->type != PERF_RECORD_TEXT_POKE || r->addr != addr + *got)
 			break;
@@ -270,6 +280,63 @@ TEST(no_code_unasked)
 	EXPECT_EQ(0, poke.malformed);
 	free(c.insns);
 	rec_stream_close(&poke);
+}
+
+#define TRACING "/sys/kernel/tracing"
+#define LOCK_PROBE "dyntext_text_bytes/ksym_text"
+
+/*
+ * The code of new text is copied with the registry's lock free: a kprobe
+ * on perf_event_ksymbol_text() reads the lock word (dyntext_lock) at each
+ * call while BPF programs with code come and go.  Copied under the lock,
+ * every call sees it taken; another CPU's add or delete may hold it now
+ * and then, so one call that sees it free is enough.
+ */
+TEST(code_sent_unlocked)
+{
+	char buf[1 << 16], *p;
+	struct text_bytes *skel;
+	struct rec_stream s;
+	int calls = 0, free_ = 0, fd;
+	size_t len;
+	ssize_t n;
+
+	ASSERT_EQ(0, rec_pin_cpu());
+	ASSERT_EQ(0, rec_stream_open_ksymbol_text(&s, 256, false));
+	write_str(TRACING "/events/" LOCK_PROBE "/enable", "0", O_TRUNC);
+	write_str(TRACING "/kprobe_events", "-:" LOCK_PROBE "\n", O_APPEND);
+	ASSERT_EQ(0, write_str(TRACING "/kprobe_events", "p:" LOCK_PROBE
+			       " perf_event_ksymbol_text lock=@dyntext_lock:u32\n",
+			       O_APPEND));
+	ASSERT_EQ(0, write_str(TRACING "/trace", "", O_TRUNC));
+	ASSERT_EQ(0, write_str(TRACING "/events/" LOCK_PROBE "/enable", "1",
+			       O_TRUNC));
+	skel = text_bytes__open_and_load();
+	EXPECT_NE(NULL, skel);
+	text_bytes__destroy(skel);
+	EXPECT_EQ(0, write_str(TRACING "/events/" LOCK_PROBE "/enable", "0",
+			       O_TRUNC));
+	fd = open(TRACING "/trace", O_RDONLY);
+	ASSERT_LE(0, fd);
+	for (len = 0; len < sizeof(buf) - 1; len += n) {
+		n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (n <= 0)
+			break;
+	}
+	close(fd);
+	buf[len] = 0;
+	for (p = buf; (p = strstr(p, " lock=")); p++) {
+		calls++;
+		if (!strncmp(p, " lock=0\n", 8))
+			free_++;
+	}
+	write_str(TRACING "/kprobe_events", "-:" LOCK_PROBE "\n", O_APPEND);
+	ASSERT_EQ(0, rec_stream_drain(&s));
+	EXPECT_LE(1, calls) TH_LOG("%s", buf);
+	EXPECT_LE(1, free_) TH_LOG("%s", buf);
+	EXPECT_EQ(0, s.lost);
+	TH_LOG("%d calls, %d with the registry's lock free", calls, free_);
+	rec_stream_close(&s);
 }
 
 #define INSTANCE "/sys/kernel/tracing/instances/dyntext_text_bytes"

@@ -54,6 +54,15 @@ static void tree_dir(char *buf, size_t len)
 
 static char out[1 << 16];
 
+/*
+ * Each test's time limit is at least four times the longest it took on
+ * the slowest kernel (the debug kernel under QEMU TCG, make flakes): the
+ * harness's default of 30 s was below one shell test's time there.
+ */
+FIXTURE(upstream) {};
+FIXTURE_SETUP(upstream) {}
+FIXTURE_TEARDOWN(upstream) {}
+
 /* perf test -v name: it passed. */
 static void perf_test(struct __test_metadata *_metadata, const char *name)
 {
@@ -66,12 +75,12 @@ static void perf_test(struct __test_metadata *_metadata, const char *name)
 	EXPECT_NE(NULL, strstr(out, ": Ok")) TH_LOG("%s", out);
 }
 
-TEST(perf_test_maps_fixup_overlappings)
+TEST_F_TIMEOUT(upstream, perf_test_maps_fixup_overlappings, 30)
 {
 	perf_test(_metadata, "maps__fixup_overlap");
 }
 
-TEST(perf_test_ksymbol_maps)
+TEST_F_TIMEOUT(upstream, perf_test_ksymbol_maps, 30)
 {
 	perf_test(_metadata, "ksymbol maps");
 }
@@ -105,7 +114,7 @@ static void perf_shell_test(struct __test_metadata *_metadata,
 	EXPECT_NE(NULL, strstr(out, ": Ok")) TH_LOG("%s", out);
 }
 
-TEST(perf_test_shell_record_module)
+TEST_F_TIMEOUT(upstream, perf_test_shell_record_module, 150)
 {
 	char env[2 * PATH_MAX];
 
@@ -118,7 +127,7 @@ TEST(perf_test_shell_record_module)
 	test_module_unload("dyntext_test");
 }
 
-TEST(perf_test_shell_annotate_bpf_gone)
+TEST_F_TIMEOUT(upstream, perf_test_shell_annotate_bpf_gone, 90)
 {
 	char env[2 * PATH_MAX];
 
@@ -135,7 +144,7 @@ TEST(perf_test_shell_annotate_bpf_gone)
  * hardware counters or tracefs that this guest may lack, so only this one's
  * result decides.
  */
-TEST(libperf_test_mmap_read_done)
+TEST_F_TIMEOUT(upstream, libperf_test_mmap_read_done, 30)
 {
 	char tree[PATH_MAX], cmd[2 * PATH_MAX];
 
