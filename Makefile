@@ -95,7 +95,7 @@ DEBUG_SUITES := debug_misuse debug_stress debug_faults debug_kmemleak \
 # One boot of the patched kernel runs KUnit (at boot), dumps /proc/kallsyms
 # after a workload of every kind, then runs every kselftest; one boot of the
 # stock kernel dumps the same and runs every kselftest too
-# (patches/$(BASE)/expected-on-stock says which must fail there); the debug kernel
+# (patches/expected-tests says which must fail there); the debug kernel
 # runs them again (stress-check); the report compares the two dumps.
 # CHECK_STOCK=0 leaves out the stock kernel (its kselftests, the
 # comparison), CHECK_DEBUG=0 the debug kernel; both are exported, so that
@@ -123,6 +123,11 @@ STOCK_RUN = $(TOP)/scripts/vm-run --kernel $(STOCK_BZIMAGE) --job $(1) \
 check: kernel perf selftests $(if $(filter-out 0,$(CHECK_STOCK)),baseline)
 	@rm -rf $(B)/check $(B)/check-stock && mkdir -p $(B)/check
 	@for t in $(ST_NAMES); do echo dyntext_$$t; done > $(B)/check/expected
+	@# First, the report's own tests (host only, seconds): host:report.
+	@echo host_report >> $(B)/check/expected
+	@mkdir -p $(B)/check/results && $(TOP)/scripts/test-report \
+		> $(B)/check/results/host_report.tap; \
+		echo $$? > $(B)/check/results/host_report.rc
 	@$(call PATCHED_RUN,$(B)/check) \
 		|| echo "make check: the guest run ended with status $$?"
 ifneq ($(CHECK_STOCK),0)
