@@ -20,6 +20,7 @@
 #include <linux/buildid.h>
 #include <linux/debugfs.h>
 #include <linux/dyntext.h>
+#include <linux/fault-inject.h>
 #include <linux/init.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
@@ -379,6 +380,28 @@ void dyntext_set_build_id(struct dyntext *dt, const unsigned char *id,
 }
 EXPORT_SYMBOL_GPL(dyntext_set_build_id);
 
+#ifdef CONFIG_FAIL_DYNTEXT
+/* /sys/kernel/debug/fail_dyntext: refuse regions, for producers' tests. */
+static DECLARE_FAULT_ATTR(fail_dyntext);
+
+static int __init fail_dyntext_debugfs(void)
+{
+	return PTR_ERR_OR_ZERO(fault_create_debugfs_attr("fail_dyntext", NULL,
+							 &fail_dyntext));
+}
+late_initcall(fail_dyntext_debugfs);
+
+static bool dyntext_should_fail(void)
+{
+	return should_fail(&fail_dyntext, 1);
+}
+#else
+static inline bool dyntext_should_fail(void)
+{
+	return false;
+}
+#endif
+
 /**
  * dyntext_add - register a region of run-time generated text
  * @dt: an entry prepared with dyntext_init()
@@ -436,6 +459,10 @@ int dyntext_add(struct dyntext *dt)
 				    __builtin_return_address(0), dt->name);
 		return -EINVAL;
 	}
+
+	/* As if it overlapped a registered region. */
+	if (dyntext_should_fail())
+		return -EEXIST;
 
 	/* The code goes to the CPU buffers its register record went to. */
 	migrate_disable();

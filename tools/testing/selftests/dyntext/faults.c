@@ -3,26 +3,35 @@
  * faults [-t SECONDS]: allocation failures injected into the paths that
  * register dynamic text, which must fail cleanly and leave nothing behind.
  *
- * Needs CONFIG_FAULT_INJECTION with failslab and fail_page_alloc in
- * debugfs (the debug configuration).  Four operations, each a single
- * system call: BPF_PROG_LOAD of a program with two subprograms (three
- * JITed images), finit_module of the test module, finit_module of it with
- * fail_init=1 (init fails after its text was registered), and attaching an
- * fentry program (a BPF trampoline).
+ * Needs CONFIG_FAULT_INJECTION with failslab, fail_page_alloc and
+ * fail_dyntext (CONFIG_FAIL_DYNTEXT) in debugfs (the debug configuration).
+ * Four operations, each a single system call: BPF_PROG_LOAD of a program
+ * with two subprograms (three JITed images), finit_module of the test
+ * module, finit_module of it with fail_init=1 (init fails after its text
+ * was registered), and attaching an fentry program (a BPF trampoline).
+ *
+ * Registration refused: fail_dyntext makes dyntext_add() fail from its
+ * k-th call in the operation on (space k, probability 100), for every k
+ * up to the regions the operation registers; the operation must then
+ * fail with that error and leave the registry as it was (a producer that
+ * went on without its text being found would leave the call successful).
  *
  * Systematic pass: /proc/thread-self/fail-nth makes the N-th allocation
  * of the call fail (failslab and fail_page_alloc, sleeping allocations
- * included).  The number of allocations of a clean call is counted first;
- * then the points at a stride of 2^k, 2^(k-1), ..., 1 are tried, as far
- * as the time allows, so that a short run covers the whole call coarsely.
- * Random pass: both with probability 1%, interval 1, no limit on times,
+ * included, and fail_dyntext: dyntext_add() refuses the region).  The
+ * number of allocations of a clean call is counted first; then the points
+ * at a stride of 2^k, 2^(k-1), ..., 1 are tried, as far as the time
+ * allows, so that a short run covers the whole call coarsely.  Random
+ * pass: the three with probability 1%, interval 1, no limit on times,
  * task-filter on and /proc/self/make-it-fail set for this task only.
  *
  * After every call: a failed call returned an error the operation may
- * return for lack of memory (no other errno, no success without the
- * operation's result), a call that succeeded is undone, and the registry
- * (/sys/kernel/debug/dyntext/check, "ok N") is back at its size before;
- * at the end the dynamic lines of /proc/kallsyms are the ones there were.
+ * return for lack of memory or a refused registration (no other errno,
+ * no success without the operation's result), a call that succeeded is
+ * undone, and the registry (/sys/kernel/debug/dyntext/check, "ok N") is
+ * back at its size before; at the end the dynamic lines of /proc/kallsyms
+ * are the ones there were.
+ *
  * TAP on stdout; the numbers as "# " lines.
  */
 #define _GNU_SOURCE
@@ -50,6 +59,9 @@
 /* Kernel-internal error 524 (not a SUSV4 code): a program the JIT failed. */
 #define KERNEL_ENOTSUPP	524
 #define MAX_ERRNO	8
+/* What dyntext_add() returns when fail_dyntext fails it: an overlap. */
+#define REFUSED		(-EEXIST)
+#define FAIL_DYNTEXT	DBG "/fail_dyntext"
 
 static double now_s(void)
 {
@@ -188,7 +200,9 @@ struct target {
 	int (*op)(void);
 	void (*undo)(void);
 	int clean;		/* what the call returns without injection */
-	int allowed[4];		/* what it may return for lack of memory */
+	/* What it may return for lack of memory or a refused registration. */
+	int allowed[4];
+	int regions;		/* dyntext_add() calls of a clean call */
 	/* Results. */
 	long calls;
 	unsigned long attempts, injected, failed, tolerated, not_reached,
@@ -201,16 +215,18 @@ struct target {
 
 static struct target targets[NR_TARGETS] = {
 	{ "BPF_PROG_LOAD, 2 subprograms", op_prog, undo_prog, 0,
-	  { -ENOMEM, -KERNEL_ENOTSUPP } },
-	{ "finit_module", op_mod, undo_mod, 0, { -ENOMEM } },
+	  { -ENOMEM, -KERNEL_ENOTSUPP, REFUSED }, 3 },
+	/* Core and init text. */
+	{ "finit_module", op_mod, undo_mod, 0, { -ENOMEM, REFUSED }, 2 },
 	{ "finit_module fail_init=1", op_mod_fail, NULL, -EINVAL,
-	  { -ENOMEM, -EINVAL } },
+	  { -ENOMEM, -EINVAL, REFUSED } },
 	/*
 	 * Stock 6.1 can turn a failed allocation into -EINVAL here:
 	 * register_fentry() ignores the error of ftrace_set_filter_ip(), and
 	 * register_ftrace_direct_multi() refuses the empty filter with it.
 	 */
-	{ "fentry attach", op_fentry, undo_fentry, 0, { -ENOMEM, -EINVAL } },
+	{ "fentry attach", op_fentry, undo_fentry, 0,
+	  { -ENOMEM, -EINVAL, REFUSED }, 1 },
 };
 
 /* ------------------------------------------------------------------ */
@@ -243,6 +259,13 @@ static int knobs(int probability)
 		err |= knob(attrs[i], "space", "0");
 		err |= knob(attrs[i], "probability", p);
 	}
+	/* And dyntext_add() (fail-nth counts its calls too). */
+	err |= knob("fail_dyntext", "verbose", "0");
+	err |= knob("fail_dyntext", "task-filter", "Y");
+	err |= knob("fail_dyntext", "interval", "1");
+	err |= knob("fail_dyntext", "times", "-1");
+	err |= knob("fail_dyntext", "space", "0");
+	err |= knob("fail_dyntext", "probability", p);
 	/*
 	 * Order 0 and highmem too (vmalloc asks for __GFP_HIGHMEM pages): this
 	 * task's memory is locked, it takes no page faults.
@@ -380,6 +403,52 @@ static void attempt(struct target *t, unsigned long n, bool random)
 	}
 }
 
+static int fail_dyntext_knob(const char *file, long val)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%ld", val);
+	return knob("fail_dyntext", file, v);
+}
+
+/*
+ * dyntext_add() refused from its k-th call in the operation on, for each
+ * k up to t->regions, and then from the call after the last (the
+ * operation succeeds).  Returns how many refusals failed the operation
+ * cleanly; a refusal that the operation survived, or that left regions
+ * behind, is bad.
+ */
+static int refuse(struct target *t)
+{
+	int k, ret, clean = 0;
+
+	if (knobs(0) || fail_dyntext_knob("probability", 100)) {
+		bad(t, "fail_dyntext not set up");
+		return 0;
+	}
+	for (k = 1; k <= t->regions + 1; k++) {
+		fail_dyntext_knob("space", k);
+		set_make_it_fail(true);
+		ret = t->op();
+		set_make_it_fail(false);
+		if (ret == 0 && t->undo)
+			t->undo();
+		if (k > t->regions ? ret != 0 : ret != REFUSED)
+			bad(t, "registration %d of %d refused: returned %d (%s)",
+			    k, t->regions, ret, strerror(-ret));
+		else if (k <= t->regions)
+			clean++;
+		if (!settled()) {
+			t->leftovers++;
+			bad(t, "registration %d refused: registry holds %ld regions, %ld before",
+			    k, registry_nr(), base_nr);
+			base_nr = registry_nr();
+		}
+	}
+	knobs(0);
+	return clean;
+}
+
 /* How many allocations a clean call makes. */
 static long count_calls(struct target *t)
 {
@@ -483,8 +552,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("TAP version 13\n");
 	if (geteuid() || access(DYNTEXT_CHECK, R_OK) || access(DBG "/failslab", F_OK) ||
-	    access(DBG "/fail_page_alloc", F_OK)) {
-		printf("1..0 # SKIP needs root, %s and failslab/fail_page_alloc\n",
+	    access(DBG "/fail_page_alloc", F_OK) || access(FAIL_DYNTEXT, F_OK)) {
+		printf("1..0 # SKIP needs root, %s and failslab/fail_page_alloc/fail_dyntext\n",
 		       DYNTEXT_CHECK);
 		return 4;
 	}
@@ -518,7 +587,7 @@ int main(int argc, char **argv)
 	 * it there.
 	 */
 	if (kernel_at_least(6, 9))
-		targets[0].allowed[2] = -EINVAL;
+		targets[0].allowed[3] = -EINVAL;
 	/* No page faults of this task while allocations fail. */
 	if (mlockall(MCL_CURRENT | MCL_FUTURE))
 		perror("mlockall");
@@ -539,6 +608,22 @@ int main(int argc, char **argv)
 			targets[i].undo();
 		tap(ret == targets[i].clean && settled(),
 		    "%s without injection: %d", targets[i].name, ret);
+	}
+
+	for (i = 0; i < NR_TARGETS; i++) {
+		struct target *t = &targets[i];
+		unsigned long was_bad = t->bad;
+		int clean;
+
+		if (!t->regions)
+			continue;
+		clean = refuse(t);
+		tap(clean == t->regions && t->bad == was_bad,
+		    "%s: each of its %d registrations refused fails the call cleanly (%d did)",
+		    t->name, t->regions, clean);
+		if (t->bad != was_bad)
+			printf("#   first: %s\n", t->first_bad);
+		t->bad = was_bad;
 	}
 
 	t0 = now_s();
