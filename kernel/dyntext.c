@@ -30,6 +30,8 @@
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/vmalloc.h>
+#include <asm/sections.h>
 
 /*
  * Writers (add, delete, the walk) take it with bottom halves disabled: BPF
@@ -402,6 +404,20 @@ static inline bool dyntext_should_fail(void)
 }
 #endif
 
+/*
+ * Where run-time text can be: both ends in the module or vmalloc area
+ * (execmem allocates from them), nothing of the kernel image in between
+ * (on x86-64 the image lies between the vmalloc and the module area; on
+ * arm64 inside the vmalloc area).  Catches a caller that passes a kernel
+ * function, a user address or a length that runs past its allocation.
+ */
+static bool dyntext_range_allowed(unsigned long start, unsigned long end)
+{
+	return is_vmalloc_or_module_addr((void *)start) &&
+	       is_vmalloc_or_module_addr((void *)(end - 1)) &&
+	       (end <= (unsigned long)_text || start >= (unsigned long)_end);
+}
+
 /**
  * dyntext_add - register a region of run-time generated text
  * @dt: an entry prepared with dyntext_init()
@@ -416,12 +432,15 @@ static inline bool dyntext_should_fail(void)
  * interrupts disabled (the lock is taken with bottom halves disabled; on
  * PREEMPT_RT it may sleep).
  *
- * Text inside the kernel image is accepted (powerpc's optprobe slot page
- * lives there): core kernel symbols keep naming it.
+ * The range must lie where run-time text is allocated (the module and
+ * vmalloc areas, from which execmem allocates) and must not overlap the
+ * kernel image, whose symbols are kallsyms' own.
  *
  * Return: 0 on success; -EINVAL for a missing, empty or over-long name, a
  * missing class, one whose ksymbol type is not BPF, OOL or MODULE or whose
- * kallsyms rank is out of range, an empty or wrapping range, more code
+ * kallsyms rank is out of range, an empty or wrapping range, one that
+ * begins or ends outside the module and vmalloc areas or overlaps the
+ * kernel image, more code
  * bytes (dyntext_set_text_len()) than the range holds, or a build-id
  * longer than BUILD_ID_SIZE_MAX or without bytes; -EEXIST if
  * @dt is already registered or the range overlaps a registered region.
@@ -448,6 +467,7 @@ int dyntext_add(struct dyntext *dt)
 	}
 	/* A BPF region answers for its end address: that must not wrap. */
 	if (dt->end <= dt->start || dyntext_tree_end(t, dt) < dt->end ||
+	    !dyntext_range_allowed(dt->start, dt->end) ||
 	    dt->text_len > dt->end - dt->start) {
 		pr_warn_ratelimited("%pS: bad range or code length for %s\n",
 				    __builtin_return_address(0), dt->name);

@@ -8,7 +8,12 @@
  * Four operations, each a single system call: BPF_PROG_LOAD of a program
  * with two subprograms (three JITed images), finit_module of the test
  * module, finit_module of it with fail_init=1 (init fails after its text
- * was registered), and attaching an fentry program (a BPF trampoline).
+ * was registered), and attaching an fentry program (a BPF trampoline);
+ * and, for refused registrations only, opening kprobes until the kprobe
+ * cache needs a new instruction page, and starting the function tracer of
+ * a tracing instance (an ftrace trampoline), which must go on without the
+ * trampoline rather than use text the kernel does not know, and loading
+ * and attaching a struct_ops map.
  *
  * Registration refused: fail_dyntext makes dyntext_add() fail from its
  * k-th call in the operation on (space k, probability 100), for every k
@@ -44,16 +49,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <linux/perf_event.h>
 
 #include "records.h"
 #include "ksym_abi.skel.h"
 #include "bpf_images.skel.h"
+#include "struct_ops_cc.skel.h"
 
 #define DBG		"/sys/kernel/debug"
 /* Kernel-internal error 524 (not a SUSV4 code): a program the JIT failed. */
@@ -195,6 +204,226 @@ static void undo_fentry(void)
 	fentry.link_fd = -1;
 }
 
+/*
+ * A struct_ops map: loading its three programs (three regions) and
+ * updating the map (6.12: a trampoline per member, three more).  The map
+ * of a struct_ops cannot be updated again once deleted, so each call loads
+ * the skeleton anew.
+ */
+static struct {
+	struct struct_ops_cc *skel;
+	struct bpf_link *link;
+} sto;
+
+static int op_struct_ops(void)
+{
+	int err;
+
+	sto.skel = struct_ops_cc__open_and_load();
+	if (!sto.skel)
+		return -errno;
+	sto.link = bpf_map__attach_struct_ops(sto.skel->maps.dyntext_cc);
+	if (sto.link)
+		return 0;
+	err = -errno;
+	struct_ops_cc__destroy(sto.skel);
+	sto.skel = NULL;
+	return err;
+}
+
+static void undo_struct_ops(void)
+{
+	bpf_link__destroy(sto.link);
+	sto.link = NULL;
+	struct_ops_cc__destroy(sto.skel);
+	sto.skel = NULL;
+}
+
+/*
+ * A kprobe instruction page: kprobes (disabled, so never armed) are opened
+ * through perf's kprobe PMU, each on the instruction after the __fentry__
+ * call of another function (KPROBE_OOL_SITE's offset), so that each takes
+ * a slot, until the cache needs a new page, whose registration is the
+ * operation's one.  The first page stays for good, so setup makes sure it
+ * exists.  Closing every probe (one more dirty slot than a page holds)
+ * lets kprobes collect the slots and free the new page again.  A refused
+ * page fails the open that needed it with -ENOMEM (get_insn_slot() has no
+ * other error).
+ */
+#define TRACING		"/sys/kernel/tracing"
+#define KP_MAX		4096
+
+static struct {
+	int type, off;
+	char **names;
+	int nr_names;
+	int fds[KP_MAX], nr_fds;
+} kp;
+
+static int kp_names(void)
+{
+	char line[512], *sp;
+	FILE *f = fopen(TRACING "/available_filter_functions", "r");
+
+	if (!f)
+		return -errno;
+	kp.names = calloc(KP_MAX, sizeof(*kp.names));
+	while (kp.names && kp.nr_names < KP_MAX && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		sp = strchr(line, ' ');
+		/* Core kernel functions only (modules come and go). */
+		if (sp || line[0] == '_')
+			continue;
+		kp.names[kp.nr_names++] = strdup(line);
+	}
+	fclose(f);
+	return kp.nr_names > 2 * 256 ? 0 : -ENOENT;
+}
+
+/* A disabled kprobe on names[i]: its fd, or -errno. */
+static int kp_open(int i)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = kp.type,
+		.config1 = (__u64)(unsigned long)kp.names[i],
+		.config2 = kp.off,
+		.disabled = 1,
+	};
+	int fd = syscall(SYS_perf_event_open, &attr, -1, 0, -1,
+			 PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static void undo_kprobe(void)
+{
+	while (kp.nr_fds)
+		close(kp.fds[--kp.nr_fds]);
+}
+
+static int op_kprobe(void)
+{
+	long before = registry_nr();
+	int i, fd;
+
+	for (i = 0; i < kp.nr_names && kp.nr_fds < KP_MAX; i++) {
+		if (!kp.names[i])
+			continue;
+		fd = kp_open(i);
+		if (fd == -ENOMEM) {
+			undo_kprobe();
+			return fd;
+		}
+		if (fd < 0) {
+			/* Not a site for a slot; never tried again. */
+			free(kp.names[i]);
+			kp.names[i] = NULL;
+			continue;
+		}
+		kp.fds[kp.nr_fds++] = fd;
+		if (registry_nr() > before)
+			return 0;
+	}
+	/* Every site taken and no page registered: a refused page in use. */
+	undo_kprobe();
+	return -ENOSPC;
+}
+
+static int kprobe_setup(void)
+{
+	char buf[32] = "";
+	FILE *f = fopen("/sys/bus/event_source/devices/kprobe/type", "r");
+	int i, fd, err;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	kp.type = atoi(buf);
+	kp.off = strtol(strchr(KPROBE_OOL_SITE, '+') + 1, NULL, 0);
+	err = kp_names();
+	if (err)
+		return err;
+	/* The cache's first page, which is never freed. */
+	for (i = 0; i < kp.nr_names; i++) {
+		fd = kp_open(i);
+		if (fd >= 0) {
+			close(fd);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * An ftrace trampoline: the function tracer of a tracing instance, with one
+ * function in its filter, gets an ops of its own and (on x86) a trampoline
+ * (one registration).  A refused trampoline is not used: the ops is called
+ * through the list function.  enabled_functions then shows no trampoline
+ * for the function (a trampoline in use is shown with %pS: a bare address
+ * is one the kernel does not know), and the function is still traced.
+ */
+#define FT_INSTANCE	TRACING "/instances/dyntext_faults"
+#define FT_FUNC		"vfs_read"
+
+static int ftrace_setup(void)
+{
+	if (mkdir(FT_INSTANCE, 0755) && errno != EEXIST)
+		return -errno;
+	return write_str(FT_INSTANCE "/set_ftrace_filter", FT_FUNC, O_TRUNC);
+}
+
+static void ftrace_cleanup(void)
+{
+	write_str(FT_INSTANCE "/current_tracer", "nop", O_TRUNC);
+	rmdir(FT_INSTANCE);
+}
+
+static int op_ftrace(void)
+{
+	write_str(FT_INSTANCE "/trace", "", O_TRUNC);
+	return write_str(FT_INSTANCE "/current_tracer", "function", O_TRUNC);
+}
+
+static void undo_ftrace(void)
+{
+	write_str(FT_INSTANCE "/current_tracer", "nop", O_TRUNC);
+}
+
+/* Whether file holds a line that contains both a and b (b may be NULL). */
+static bool file_has(const char *path, const char *a, const char *b)
+{
+	char line[1024];
+	bool found = false;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, a) && (!b || strstr(line, b));
+	fclose(f);
+	return found;
+}
+
+static const char *check_ftrace(void)
+{
+	char buf[64];
+	int fd = open("/proc/self/stat", O_RDONLY);
+
+	if (fd >= 0) {
+		if (read(fd, buf, sizeof(buf)) < 0)
+			perror("read");
+		close(fd);
+	}
+	if (file_has(TRACING "/enabled_functions", FT_FUNC " ", "tramp: 0x"))
+		return "a trampoline the kernel does not know is in use";
+	if (!file_has(FT_INSTANCE "/trace", FT_FUNC, NULL))
+		return FT_FUNC " not traced";
+	return NULL;
+}
+
 struct target {
 	const char *name;
 	int (*op)(void);
@@ -203,6 +432,14 @@ struct target {
 	/* What it may return for lack of memory or a refused registration. */
 	int allowed[4];
 	int regions;		/* dyntext_add() calls of a clean call */
+	/*
+	 * A refused registration: the call fails with this (0: REFUSED), or
+	 * with degrades set, succeeds without the text (nothing registered)
+	 * and check() finds nothing wrong while it is in effect.
+	 */
+	int refused;
+	bool degrades;
+	const char *(*check)(void);
 	/* Results. */
 	long calls;
 	unsigned long attempts, injected, failed, tolerated, not_reached,
@@ -211,7 +448,14 @@ struct target {
 	char first_bad[200];
 };
 
-#define NR_TARGETS 4
+#define NR_TARGETS 7
+/*
+ * The first NR_SWEPT targets also get fail-nth and random failures; the
+ * kprobe, ftrace and struct_ops ones only the refused registration (each
+ * call makes hundreds or thousands of allocations in code that is not the
+ * registry's).
+ */
+#define NR_SWEPT 4
 
 static struct target targets[NR_TARGETS] = {
 	{ "BPF_PROG_LOAD, 2 subprograms", op_prog, undo_prog, 0,
@@ -227,6 +471,16 @@ static struct target targets[NR_TARGETS] = {
 	 */
 	{ "fentry attach", op_fentry, undo_fentry, 0,
 	  { -ENOMEM, -EINVAL, REFUSED }, 1 },
+	{ "kprobe needing a new instruction page", op_kprobe, undo_kprobe, 0,
+	  { -ENOMEM }, 1, -ENOMEM },
+	{ "function tracer instance (ftrace trampoline)", op_ftrace,
+	  undo_ftrace, 0, { }, 1, .degrades = true, .check = check_ftrace },
+	/*
+	 * Registrations: counted (see main()): the programs, from 6.12 on
+	 * their trampolines, and the programs of libbpf's feature probes.
+	 */
+	{ "struct_ops map (3 programs, their trampolines)", op_struct_ops,
+	  undo_struct_ops, 0, { }, -1 },
 };
 
 /* ------------------------------------------------------------------ */
@@ -427,16 +681,29 @@ static int refuse(struct target *t)
 		return 0;
 	}
 	for (k = 1; k <= t->regions + 1; k++) {
+		bool refused = k <= t->regions;
+		const char *wrong = NULL;
+
 		fail_dyntext_knob("space", k);
 		set_make_it_fail(true);
 		ret = t->op();
 		set_make_it_fail(false);
+		if (refused && t->degrades && !ret) {
+			if (registry_nr() != base_nr)
+				wrong = "registered anyway";
+			else if (t->check)
+				wrong = t->check();
+		}
 		if (ret == 0 && t->undo)
 			t->undo();
-		if (k > t->regions ? ret != 0 : ret != REFUSED)
+		if (!refused || t->degrades ? ret != 0 :
+		    ret != (t->refused ?: REFUSED))
 			bad(t, "registration %d of %d refused: returned %d (%s)",
 			    k, t->regions, ret, strerror(-ret));
-		else if (k <= t->regions)
+		else if (wrong)
+			bad(t, "registration %d of %d refused: %s",
+			    k, t->regions, wrong);
+		else if (refused)
 			clean++;
 		if (!settled()) {
 			t->leftovers++;
@@ -447,6 +714,35 @@ static int refuse(struct target *t)
 	}
 	knobs(0);
 	return clean;
+}
+
+/*
+ * How many times a clean call calls dyntext_add() (transient regions too:
+ * libbpf's feature probes load programs): fail_dyntext's space counts them
+ * down.
+ */
+static int count_adds(struct target *t)
+{
+	const long big = 1000000;
+	char buf[32] = "";
+	int fd, ret;
+
+	if (knobs(0) || fail_dyntext_knob("probability", 100) ||
+	    fail_dyntext_knob("space", big))
+		return -1;
+	set_make_it_fail(true);
+	ret = t->op();
+	set_make_it_fail(false);
+	if (ret == 0 && t->undo)
+		t->undo();
+	fd = open(FAIL_DYNTEXT "/space", O_RDONLY);
+	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
+		buf[0] = 0;
+	if (fd >= 0)
+		close(fd);
+	knobs(0);
+	settled();
+	return ret || !buf[0] ? -1 : (int)(big - strtol(buf, NULL, 10));
 }
 
 /* How many allocations a clean call makes. */
@@ -568,6 +864,15 @@ int main(int argc, char **argv)
 	mif_fd = open("/proc/self/make-it-fail", O_RDWR | O_CLOEXEC);
 	libbpf_set_print(NULL);
 	undo_mod();
+	/* Before the dynamic lines are read: it may add kprobes' first page. */
+	ret = kprobe_setup();
+	if (!ret)
+		ret = ftrace_setup();
+	if (ret) {
+		printf("1..0 # SKIP kprobe or ftrace setup failed: %s\n",
+		       strerror(-ret));
+		return 1;
+	}
 	if (dyn_lines(&before)) {
 		tap(false, "/proc/kallsyms readable");
 		return 1;
@@ -608,6 +913,11 @@ int main(int argc, char **argv)
 			targets[i].undo();
 		tap(ret == targets[i].clean && settled(),
 		    "%s without injection: %d", targets[i].name, ret);
+		if (targets[i].regions < 0) {
+			targets[i].regions = count_adds(&targets[i]);
+			printf("# %s: %d dyntext_add() calls\n", targets[i].name,
+			       targets[i].regions);
+		}
 	}
 
 	for (i = 0; i < NR_TARGETS; i++) {
@@ -627,8 +937,8 @@ int main(int argc, char **argv)
 	}
 
 	t0 = now_s();
-	share = secs * 0.75 / NR_TARGETS;
-	for (i = 0; i < NR_TARGETS; i++)
+	share = secs * 0.75 / NR_SWEPT;
+	for (i = 0; i < NR_SWEPT; i++)
 		sweep(&targets[i], share);
 	if (knobs(1)) {
 		tap(false, "fault injection knobs, probability 1%%");
@@ -636,13 +946,13 @@ int main(int argc, char **argv)
 		double r0 = now_s();
 
 		while (now_s() - t0 < secs && now_s() - r0 < secs * 0.25 + 1)
-			for (i = 0; i < NR_TARGETS; i++)
+			for (i = 0; i < NR_SWEPT; i++)
 				attempt(&targets[i], 0, true);
 	}
 	knobs(0);
 	printf("# fault injection ran %.1f s\n", now_s() - t0);
 
-	for (i = 0; i < NR_TARGETS; i++) {
+	for (i = 0; i < NR_SWEPT; i++) {
 		struct target *t = &targets[i];
 		char errs[256] = "";
 		int k, len = 0;
@@ -664,6 +974,7 @@ int main(int argc, char **argv)
 	}
 
 	undo_prog();
+	ftrace_cleanup();
 	ksym_abi__destroy(prog.skel);
 	bpf_images__destroy(fentry.skel);
 	close(prog.btf_fd);

@@ -226,15 +226,20 @@ static void misuse_ranges(struct misuse_run *run)
 	misuse_add(run, "end before start", b, -EINVAL);
 
 	/*
-	 * Text inside the kernel image is accepted (powerpc's optprobe page
-	 * and s390's kprobe page live there); this module's own text is
-	 * registered already.
+	 * Run-time text lies in the module or vmalloc area, outside the
+	 * kernel image; this module's own text is registered already.
 	 */
 	b = misuse_region(3, 0, 16);
 	b->start = core;
 	b->end = core + 16;
-	misuse_add(run, "inside core kernel text", b, 0);
-	misuse_del(run, "delete it", b, 0);
+	misuse_add(run, "inside core kernel text", b, -EINVAL);
+	b->start = PAGE_SIZE;
+	b->end = 2 * PAGE_SIZE;
+	misuse_add(run, "at a user address", b, -EINVAL);
+	/* x86-64: the image lies between the vmalloc and the module area. */
+	b->start = misuse_buf;
+	b->end = mod + 16;
+	misuse_add(run, "from the vmalloc area over the kernel image", b, -EINVAL);
 	b->start = mod;
 	b->end = mod + 16;
 	misuse_add(run, "inside a module's text", b, -EEXIST);
