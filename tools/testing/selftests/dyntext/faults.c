@@ -250,7 +250,6 @@ static void undo_struct_ops(void)
  * page fails the open that needed it with -ENOMEM (get_insn_slot() has no
  * other error).
  */
-#define TRACING		"/sys/kernel/tracing"
 #define KP_MAX		4096
 
 static struct {

@@ -27,7 +27,6 @@
 #include "ksym_abi.skel.h"
 #include "bpf_images.skel.h"
 
-#define TRACING "/sys/kernel/tracing"
 #define INSTANCE TRACING "/instances/kallsyms_dump"
 #define PROBE "p:dyntext/kallsyms_dump " KPROBE_OOL_SITE "\n"
 #define MOD "dyntext_test"

@@ -16,7 +16,6 @@
 #include "../kselftest_harness.h"
 #include "records.h"
 
-#define TRACING "/sys/kernel/tracing"
 #define INSTANCE TRACING "/instances/dyntext_ool"
 
 static int write_file(const char *path, const char *s)

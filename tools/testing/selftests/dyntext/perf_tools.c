@@ -105,7 +105,6 @@ static void spin_unload_stop(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, perf_record_stop(r));
 }
 
-#define TRACING "/sys/kernel/tracing"
 #define INSTANCE TRACING "/instances/dyntext_perf"
 #define TICK "dyntext_test_tick"
 

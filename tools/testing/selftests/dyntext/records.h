@@ -225,6 +225,9 @@ int drop_to_nobody_caps(__u64 mask);
 extern int tap_n, tap_failed;
 void tap(bool ok, const char *fmt, ...);
 
+/* tracefs. */
+#define TRACING "/sys/kernel/tracing"
+
 /* The registry's consistency check (CONFIG_DEBUG_FS): "ok N" or an error. */
 #define DYNTEXT_CHECK "/sys/kernel/debug/dyntext/check"
 /*

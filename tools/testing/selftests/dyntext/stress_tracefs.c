@@ -20,7 +20,6 @@
 #include "stress.h"
 #include "bpf_images.skel.h"
 
-#define TRACING		"/sys/kernel/tracing"
 #define KEEP_INST	TRACING "/instances/dyntext_stress_keep"
 #define CHURN_INST	TRACING "/instances/dyntext_stress_churn"
 #define KPROBE_GROUP	"dyntext_stress"

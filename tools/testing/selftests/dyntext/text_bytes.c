@@ -282,7 +282,6 @@ TEST(no_code_unasked)
 	rec_stream_close(&poke);
 }
 
-#define TRACING "/sys/kernel/tracing"
 #define LOCK_PROBE "dyntext_text_bytes/ksym_text"
 
 /*
@@ -564,7 +563,6 @@ static int kprobe_page_fn(const struct ksym_line *l, void *arg)
 	return 0;
 }
 
-#define TRACING "/sys/kernel/tracing"
 /*
  * A site no other test probes: kprobes keeps an unregistered optimized
  * probe for reuse, and a new probe at its address takes its slot without

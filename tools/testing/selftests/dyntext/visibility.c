@@ -15,9 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -503,6 +506,64 @@ TEST_F(vis, unlisted_program_announced)
 	rec_stream_close(&s);
 	EXPECT_EQ(1, reg);
 	EXPECT_EQ(1, unreg);
+}
+
+/*
+ * Whether the opener may see kernel addresses is asked only for events that
+ * set attr.ksymbol: no other open pays for the capability checks (which an
+ * LSM may log).  Counted with a kprobe on security_capable() for
+ * CAP_PERFMON without auditing (CAP_OPT_NOAUDIT), perf_ksym_visible()'s
+ * first question at perf_event_paranoid=2, in this process, around the
+ * open of a user-space dummy event without and with attr.ksymbol.
+ */
+#define CAP_PROBE	"dyntext/vis_cap"
+#define CAP_EVENT	TRACING "/events/" CAP_PROBE
+
+static int cap_probe_calls(bool ksymbol)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+		.ksymbol = ksymbol,
+	};
+	char line[512], filter[64];
+	int fd, n = 0;
+	FILE *f;
+
+	snprintf(filter, sizeof(filter), "cap == %d && opts == 2 && common_pid == %d",
+		 CAP_PERFMON, getpid());
+	if (write_str(CAP_EVENT "/filter", filter, O_TRUNC) ||
+	    write_str(TRACING "/trace", "", O_TRUNC) ||
+	    write_str(CAP_EVENT "/enable", "1", O_TRUNC))
+		return -1;
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	write_str(CAP_EVENT "/enable", "0", O_TRUNC);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	f = fopen(TRACING "/trace", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += line[0] != '#' && strstr(line, "vis_cap:");
+	fclose(f);
+	return n;
+}
+
+TEST_F(vis, asked_only_for_ksymbol_events)
+{
+	ASSERT_EQ(0, sysctl_set(PARANOID, 2));
+	write_str(TRACING "/kprobe_events", "-:" CAP_PROBE "\n", O_APPEND);
+	ASSERT_EQ(0, write_str(TRACING "/kprobe_events",
+			       "p:" CAP_PROBE " security_capable cap=%dx:s32 opts=%cx:u32\n",
+			       O_APPEND));
+	EXPECT_EQ(0, cap_probe_calls(false));
+	EXPECT_EQ(1, cap_probe_calls(true));
+	EXPECT_EQ(0, write_str(TRACING "/kprobe_events", "-:" CAP_PROBE "\n",
+			       O_APPEND));
 }
 
 TEST_HARNESS_MAIN
