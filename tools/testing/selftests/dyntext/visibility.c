@@ -511,10 +511,11 @@ TEST_F(vis, unlisted_program_announced)
 /*
  * Whether the opener may see kernel addresses is asked only for events that
  * set attr.ksymbol: no other open pays for the capability checks (which an
- * LSM may log).  Counted with a kprobe on security_capable() for
- * CAP_PERFMON without auditing (CAP_OPT_NOAUDIT), perf_ksym_visible()'s
- * first question at perf_event_paranoid=2, in this process, around the
- * open of a user-space dummy event without and with attr.ksymbol.
+ * LSM may log).  Counted with a kprobe on cap_capable(), which
+ * security_capable() calls with or without LSMs, for CAP_PERFMON without
+ * auditing (CAP_OPT_NOAUDIT), perf_ksym_visible()'s first question at
+ * perf_event_paranoid=2, in this process, around the open of a user-space
+ * dummy event without and with attr.ksymbol.
  */
 #define CAP_PROBE	"dyntext/vis_cap"
 #define CAP_EVENT	TRACING "/events/" CAP_PROBE
@@ -558,7 +559,7 @@ TEST_F(vis, asked_only_for_ksymbol_events)
 	ASSERT_EQ(0, sysctl_set(PARANOID, 2));
 	write_str(TRACING "/kprobe_events", "-:" CAP_PROBE "\n", O_APPEND);
 	ASSERT_EQ(0, write_str(TRACING "/kprobe_events",
-			       "p:" CAP_PROBE " security_capable cap=%dx:s32 opts=%cx:u32\n",
+			       "p:" CAP_PROBE " cap_capable cap=%dx:s32 opts=%cx:u32\n",
 			       O_APPEND));
 	EXPECT_EQ(0, cap_probe_calls(false));
 	EXPECT_EQ(1, cap_probe_calls(true));
