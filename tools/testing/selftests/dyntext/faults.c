@@ -49,7 +49,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -331,16 +330,11 @@ static int op_kprobe(void)
 
 static int kprobe_setup(void)
 {
-	char buf[32] = "";
-	FILE *f = fopen("/sys/bus/event_source/devices/kprobe/type", "r");
 	int i, fd, err;
 
-	if (!f)
-		return -errno;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	kp.type = atoi(buf);
+	kp.type = sysctl_get("/sys/bus/event_source/devices/kprobe/type");
+	if (kp.type < 0)
+		return -ENOENT;
 	kp.off = strtol(strchr(KPROBE_OOL_SITE, '+') + 1, NULL, 0);
 	err = kp_names();
 	if (err)
@@ -722,9 +716,8 @@ static int refuse(struct target *t)
  */
 static int count_adds(struct target *t)
 {
-	const long big = 1000000;
-	char buf[32] = "";
-	int fd, ret;
+	const int big = 1000000;
+	int ret, left;
 
 	if (knobs(0) || fail_dyntext_knob("probability", 100) ||
 	    fail_dyntext_knob("space", big))
@@ -734,14 +727,10 @@ static int count_adds(struct target *t)
 	set_make_it_fail(false);
 	if (ret == 0 && t->undo)
 		t->undo();
-	fd = open(FAIL_DYNTEXT "/space", O_RDONLY);
-	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
-		buf[0] = 0;
-	if (fd >= 0)
-		close(fd);
+	left = sysctl_get(FAIL_DYNTEXT "/space");
 	knobs(0);
 	settled();
-	return ret || !buf[0] ? -1 : (int)(big - strtol(buf, NULL, 10));
+	return ret || left < 0 ? -1 : big - left;
 }
 
 /* How many allocations a clean call makes. */

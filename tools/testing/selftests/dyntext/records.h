@@ -206,7 +206,10 @@ bool kernel_at_least(unsigned int major, unsigned int minor);
 #define PARANOID "/proc/sys/kernel/perf_event_paranoid"
 #define NOBODY 65534
 
-/* Read and write an integer sysctl; sysctl_get() returns -1000 on error. */
+/*
+ * Read and write an integer sysctl (or any file that holds one, in sysfs or
+ * debugfs); sysctl_get() returns -1000 on error.
+ */
 int sysctl_get(const char *path);
 int sysctl_set(const char *path, int v);
 /* Drop every privilege: uid, gid and groups 65534. */
