@@ -6,8 +6,8 @@
  * registered here: one entry per region with its range, name and owner.
  * Lookups by address are lock-free and NMI-safe (latch trees, as the
  * module and BPF trees used before, one per kind of text); /proc/kallsyms
- * walks a list in registration order with a cursor, once per kallsyms rank
- * (stock's order of sections), so a full read is linear.  Adding and
+ * walks one list per kallsyms rank (stock's sections, each in the order of
+ * stock's list) with a cursor, so a full read is linear.  Adding and
  * deleting are the only way in and out, and both announce the region to
  * perf with a PERF_RECORD_KSYMBOL record from here, under the registry's
  * lock, so that the records of one region are ordered like the registry's
@@ -38,7 +38,24 @@
  * programs are released from softirq context.
  */
 static DEFINE_SPINLOCK(dyntext_lock);
-static LIST_HEAD(dyntext_list);
+
+/* The regions of each kallsyms rank, in the order /proc/kallsyms lists them. */
+static struct list_head dyntext_lists[] = {
+	LIST_HEAD_INIT(dyntext_lists[DYNTEXT_KALLSYMS_FTRACE]),
+	LIST_HEAD_INIT(dyntext_lists[DYNTEXT_KALLSYMS_BPF]),
+	LIST_HEAD_INIT(dyntext_lists[DYNTEXT_KALLSYMS_KPROBES]),
+	LIST_HEAD_INIT(dyntext_lists[DYNTEXT_KALLSYMS_OPTPROBES]),
+};
+
+static_assert(ARRAY_SIZE(dyntext_lists) == DYNTEXT_KALLSYMS_NR_RANKS);
+
+/*
+ * Ranks listed newest first: stock added ftrace trampolines and kprobe
+ * pages at the head of their lists.
+ */
+#define DYNTEXT_NEWEST_FIRST	(BIT(DYNTEXT_KALLSYMS_FTRACE) |		\
+				 BIT(DYNTEXT_KALLSYMS_KPROBES) |	\
+				 BIT(DYNTEXT_KALLSYMS_OPTPROBES))
 
 /*
  * One latch tree per PERF_RECORD_KSYMBOL type, searched in this order:
@@ -154,8 +171,6 @@ static u64 dyntext_seq;
  * behind.  Writer side only, under dyntext_lock.
  */
 static struct rb_root dyntext_by_seq = RB_ROOT;
-/* Regions a walk handles per hold of the lock. */
-#define DYNTEXT_WALK_BATCH	32
 
 /* The tree for regions of ksymbol type @ksym_type, -1 if none. */
 static int dyntext_tree_for(u16 ksym_type)
@@ -354,7 +369,6 @@ void dyntext_set_text_len(struct dyntext *dt, u32 len)
 	}
 	dt->text_len = len;
 }
-EXPORT_SYMBOL_GPL(dyntext_set_text_len);
 
 /**
  * dyntext_set_build_id - name the file a region's text was loaded from
@@ -380,7 +394,6 @@ void dyntext_set_build_id(struct dyntext *dt, const unsigned char *id,
 	dt->build_id = id;
 	dt->build_id_size = size;
 }
-EXPORT_SYMBOL_GPL(dyntext_set_build_id);
 
 #ifdef CONFIG_FAIL_DYNTEXT
 /* /sys/kernel/debug/fail_dyntext: refuse regions, for producers' tests. */
@@ -418,36 +431,10 @@ static bool dyntext_range_allowed(unsigned long start, unsigned long end)
 	       (end <= (unsigned long)_text || start >= (unsigned long)_end);
 }
 
-/**
- * dyntext_add - register a region of run-time generated text
- * @dt: an entry prepared with dyntext_init()
- *
- * Makes the region visible to address lookups (kernel_text_address(),
- * kallsyms_lookup(), %pS), to /proc/kallsyms (unless its class hides it),
- * and announces it with a PERF_RECORD_KSYMBOL register record (with the
- * build-id of dyntext_set_build_id(), if any) to every perf event whose
- * owner may see kernel addresses, followed (on the same CPU, once the
- * registry's lock is dropped) by the first @dt->text_len bytes of code
- * for those that asked for it.  Process or softirq context, not with
- * interrupts disabled (the lock is taken with bottom halves disabled; on
- * PREEMPT_RT it may sleep).
- *
- * The range must lie where run-time text is allocated (the module and
- * vmalloc areas, from which execmem allocates) and must not overlap the
- * kernel image, whose symbols are kallsyms' own.
- *
- * Return: 0 on success; -EINVAL for a missing, empty or over-long name, a
- * missing class, one whose ksymbol type is not BPF, OOL or MODULE or whose
- * kallsyms rank is out of range, an empty or wrapping range, one that
- * begins or ends outside the module and vmalloc areas or overlaps the
- * kernel image, more code
- * bytes (dyntext_set_text_len()) than the range holds, or a build-id
- * longer than BUILD_ID_SIZE_MAX or without bytes; -EEXIST if
- * @dt is already registered or the range overlaps a registered region.
- * On error nothing is registered or announced.
- */
-int dyntext_add(struct dyntext *dt)
+/* dyntext_add(), and dyntext_add_before() with @next. */
+static int __dyntext_add(struct dyntext *dt, struct dyntext *next)
 {
+	struct list_head *head;
 	struct dyntext_tree *tree;
 	int t;
 
@@ -494,6 +481,14 @@ int dyntext_add(struct dyntext *dt)
 				    __builtin_return_address(0), dt->name);
 		return -EEXIST;
 	}
+	if (next && (!dyntext_registered(next) ||
+		     next->class->kallsyms_rank != dt->class->kallsyms_rank)) {
+		spin_unlock_bh(&dyntext_lock);
+		migrate_enable();
+		pr_warn_ratelimited("%pS: %s listed before a region of another rank or not registered\n",
+				    __builtin_return_address(0), dt->name);
+		return -EINVAL;
+	}
 	if (dyntext_overlap(dt->start, dt->end)) {
 		spin_unlock_bh(&dyntext_lock);
 		migrate_enable();
@@ -508,7 +503,13 @@ int dyntext_add(struct dyntext *dt)
 	if (dyntext_tree_end(t, dt) > tree->hi)
 		WRITE_ONCE(tree->hi, dyntext_tree_end(t, dt));
 	latch_tree_insert(&dt->tnode, &tree->root, &dyntext_tree_ops);
-	list_add_tail_rcu(&dt->lnode, &dyntext_list);
+	head = &dyntext_lists[dt->class->kallsyms_rank];
+	if (next)
+		list_add_tail_rcu(&dt->lnode, &next->lnode);
+	else if (BIT(dt->class->kallsyms_rank) & DYNTEXT_NEWEST_FIRST)
+		list_add_rcu(&dt->lnode, head);
+	else
+		list_add_tail_rcu(&dt->lnode, head);
 	rb_add(&dt->snode, &dyntext_by_seq, dyntext_seq_less);
 	dyntext_nr++;
 	dyntext_announce(dt, false);
@@ -528,14 +529,72 @@ int dyntext_add(struct dyntext *dt)
 	migrate_enable();
 	return 0;
 }
+
+/**
+ * dyntext_add - register a region of run-time generated text
+ * @dt: an entry prepared with dyntext_init()
+ *
+ * Makes the region visible to address lookups (kernel_text_address(),
+ * kallsyms_lookup(), %pS), to /proc/kallsyms (unless its class hides it),
+ * at the end of its rank, or at its head for the ranks listed newest first
+ * (enum dyntext_kallsyms_rank), and announces it with a PERF_RECORD_KSYMBOL
+ * register record (with the
+ * build-id of dyntext_set_build_id(), if any) to every perf event whose
+ * owner may see kernel addresses, followed (on the same CPU, once the
+ * registry's lock is dropped) by the first @dt->text_len bytes of code
+ * for those that asked for it.  Process or softirq context, not with
+ * interrupts disabled (the lock is taken with bottom halves disabled; on
+ * PREEMPT_RT it may sleep).
+ *
+ * The range must lie where run-time text is allocated (the module and
+ * vmalloc areas, from which execmem allocates) and must not overlap the
+ * kernel image, whose symbols are kallsyms' own.
+ *
+ * Return: 0 on success; -EINVAL for a missing, empty or over-long name, a
+ * missing class, one whose ksymbol type is not BPF, OOL or MODULE or whose
+ * kallsyms rank is out of range, an empty or wrapping range, one that
+ * begins or ends outside the module and vmalloc areas or overlaps the
+ * kernel image, more code
+ * bytes (dyntext_set_text_len()) than the range holds, or a build-id
+ * longer than BUILD_ID_SIZE_MAX or without bytes; -EEXIST if
+ * @dt is already registered or the range overlaps a registered region.
+ * On error nothing is registered or announced.
+ */
+int dyntext_add(struct dyntext *dt)
+{
+	return __dyntext_add(dt, NULL);
+}
 EXPORT_SYMBOL_GPL(dyntext_add);
+
+/**
+ * dyntext_add_before - register a region listed just before another
+ * @dt:		an entry prepared with dyntext_init()
+ * @next:	a registered region of the same kallsyms rank
+ *
+ * As dyntext_add(), but /proc/kallsyms lists @dt just before @next: a BPF
+ * program's subprograms, registered after the program so that their
+ * ksymbol records come in the order perf has always seen, are listed
+ * before it, as stock listed them.  Lookups and the replay do not depend
+ * on it.
+ *
+ * Return: 0, -EINVAL if @next is not registered or of another rank, or an
+ * error of dyntext_add().
+ */
+int dyntext_add_before(struct dyntext *dt, struct dyntext *next)
+{
+	if (!next)
+		return -EINVAL;
+	return __dyntext_add(dt, next);
+}
 
 /* The entry after @dt in registration order, NULL at the end; lock held. */
 static struct dyntext *dyntext_next(struct dyntext *dt)
 {
+	struct rb_node *n;
+
 	lockdep_assert_held(&dyntext_lock);
-	return list_is_last(&dt->lnode, &dyntext_list) ? NULL :
-	       list_next_entry(dt, lnode);
+	n = rb_next(&dt->snode);
+	return n ? rb_entry(n, struct dyntext, snode) : NULL;
 }
 
 /**
@@ -699,12 +758,13 @@ int dyntext_address_lookup(unsigned long addr, unsigned long *size,
 static struct dyntext *dyntext_next_listed(struct dyntext *dt,
 					   unsigned int rank)
 {
-	struct list_head *p = dt ? &dt->lnode : &dyntext_list;
+	struct list_head *head = &dyntext_lists[rank];
+	struct list_head *p = dt ? &dt->lnode : head;
 
-	for (p = rcu_dereference(list_next_rcu(p)); p != &dyntext_list;
+	for (p = rcu_dereference(list_next_rcu(p)); p != head;
 	     p = rcu_dereference(list_next_rcu(p))) {
 		dt = list_entry(p, struct dyntext, lnode);
-		if (dt->class->kallsyms_rank == rank && dyntext_listed(dt))
+		if (dyntext_listed(dt))
 			return dt;
 	}
 	return NULL;
@@ -778,12 +838,6 @@ int dyntext_get_kallsym(struct dyntext_iter *it, unsigned int symnum,
 	return ret;
 }
 
-/* The longest hold of the lock in a walk: entries stepped over, time. */
-struct dyntext_walk_stats {
-	unsigned int	max_steps;
-	u64		max_ns;
-};
-
 /**
  * dyntext_cursor_start - start a walk over the registry
  * @c: the walk's cursor, owned by the caller
@@ -802,7 +856,6 @@ void dyntext_cursor_start(struct dyntext_cursor *c)
 	c->next_seq = 0;
 	c->active = true;
 }
-EXPORT_SYMBOL_GPL(dyntext_cursor_start);
 
 /**
  * dyntext_cursor_stop - end a walk before it is complete
@@ -815,54 +868,75 @@ void dyntext_cursor_stop(struct dyntext_cursor *c)
 {
 	c->active = false;
 }
-EXPORT_SYMBOL_GPL(dyntext_cursor_stop);
 
-/*
- * dyntext_cursor_walk() with two hooks for the KUnit tests: @between is
- * called between batches, without the lock; @stats, if not NULL, receives
- * the longest hold of the lock.
+/**
+ * dyntext_cursor_walk - call a function for every region a walk covers
+ * @c:		a cursor that dyntext_cursor_start() started
+ * @ops:	what to call (struct dyntext_walk_ops)
+ * @arg:	passed to @ops' functions
+ *
+ * Visits the regions in registration order, a small batch per hold of the
+ * lock, so that a large registry does not keep bottom halves disabled for
+ * long: a hold steps over at most %DYNTEXT_WALK_BATCH entries, and finds
+ * where the walk stopped by its sequence number in O(log n), whatever was
+ * deleted in between.  Each hold ends with @ops->flush, if any, still
+ * under the lock.  When @ops->visit or @ops->flush returns an error, the
+ * walk stops and the cursor stays on the region @ops->visit failed on, or
+ * on the one @ops->flush names: the next call starts with it.  The walk is
+ * consistent with concurrent add and delete:
+ *
+ * - @ops sees a region only while it is registered, so its unregister
+ *   record (emitted under the same lock) comes after whatever @ops emitted;
+ * - a region registered before the walk started and still registered when
+ *   it ends is visited exactly once (once successfully, if the walk stopped
+ *   on it and was resumed); one deleted during the walk at most once, and
+ *   then before its unregister record;
+ * - a region added after the walk started is not visited: its register
+ *   record announces it.
+ *
+ * Every region is visited, whether /proc/kallsyms lists it or not, as
+ * every region is announced.  Process context only; the caller's fatal
+ * signals stop the walk between holds.
+ *
+ * Return: 0 once the walk is complete (the cursor is then stopped), the
+ * first error @ops returned, or -EINTR if a fatal signal stopped the walk;
+ * the cursor stays active on error.
  */
-static int __dyntext_cursor_walk(struct dyntext_cursor *c,
-				 int (*fn)(const struct dyntext *dt, u64 end,
-					   void *arg),
-				 void *arg, void (*between)(void *arg),
-				 struct dyntext_walk_stats *stats)
+int dyntext_cursor_walk(struct dyntext_cursor *c,
+			const struct dyntext_walk_ops *ops, void *arg)
 {
 	struct dyntext *dt;
 	unsigned int n;
-	u64 t0 = 0;
-	int ret = 0;
+	int ret = 0, err;
 
 	might_sleep();
 	if (WARN_ON_ONCE(!c->active))
 		return -EINVAL;
 	spin_lock_bh(&dyntext_lock);
 	for (;;) {
-		if (stats)
-			t0 = ktime_get_ns();
 		/* Where the last batch stopped, whatever was deleted since. */
 		dt = dyntext_seq_ceil(c->next_seq);
 		for (n = 0; !ret && n < DYNTEXT_WALK_BATCH; n++) {
 			if (!dt || !dyntext_in_walk(dt, c->end))
 				break;
-			ret = fn(dt, c->end, arg);
-			/* A region @fn failed on is its first on resume. */
+			ret = ops->visit(dt, c->end, arg);
+			/* A region @visit failed on is its first on resume. */
 			if (!ret) {
 				c->next_seq = dt->seq + 1;
 				dt = dyntext_next(dt);
 			}
 		}
-		if (stats) {
-			stats->max_steps = max(stats->max_steps, n);
-			stats->max_ns = max(stats->max_ns, ktime_get_ns() - t0);
+		if (ops->flush) {
+			/* May move c->next_seq back, to a region of this hold. */
+			err = ops->flush(arg, &c->next_seq);
+			if (err)
+				ret = err;
 		}
 		if (ret || !dt || !dyntext_in_walk(dt, c->end))
 			break;
 		spin_unlock_bh(&dyntext_lock);
 		if (fatal_signal_pending(current))
 			ret = -EINTR;
-		else if (between)
-			between(arg);
 		cond_resched();
 		spin_lock_bh(&dyntext_lock);
 		if (ret)
@@ -873,47 +947,6 @@ static int __dyntext_cursor_walk(struct dyntext_cursor *c,
 		c->active = false;
 	return ret;
 }
-
-/**
- * dyntext_cursor_walk - call a function for every region a walk covers
- * @c:		a cursor that dyntext_cursor_start() started
- * @fn:		called with the registry's lock held (bottom halves
- *		disabled): must not sleep; returns 0 to go on, anything else
- *		to stop.  Its @end tells dyntext_in_walk() which regions the
- *		walk covers.
- * @arg:	passed to @fn
- *
- * Visits the regions in registration order, a small batch per hold of the
- * lock, so that a large registry does not keep bottom halves disabled for
- * long: a hold steps over at most %DYNTEXT_WALK_BATCH entries, and finds
- * where the walk stopped by its sequence number in O(log n), whatever was
- * deleted in between.  When @fn returns an error, the walk stops and the
- * cursor stays on that region: the next call starts with it.  The walk is
- * consistent with concurrent add and delete:
- *
- * - @fn sees a region only while it is registered, so its unregister
- *   record (emitted under the same lock) comes after whatever @fn emitted;
- * - a region registered before the walk started and still registered when
- *   it ends is visited exactly once (once successfully, if @fn failed on
- *   it and the walk was resumed); one deleted during the walk at most
- *   once, and then before its unregister record;
- * - a region added after the walk started is not visited: its register
- *   record announces it.
- *
- * Every region is visited, whether /proc/kallsyms lists it or not, as
- * every region is announced.  Process context only.
- *
- * Return: 0 once the walk is complete (the cursor is then stopped), the
- * first non-zero value @fn returned, or -EINTR if a fatal signal stopped
- * the walk; the cursor stays active on error.
- */
-int dyntext_cursor_walk(struct dyntext_cursor *c,
-			int (*fn)(const struct dyntext *dt, u64 end, void *arg),
-			void *arg)
-{
-	return __dyntext_cursor_walk(c, fn, arg, NULL, NULL);
-}
-EXPORT_SYMBOL_GPL(dyntext_cursor_walk);
 
 /**
  * dyntext_check - verify the registry's internal consistency
@@ -939,12 +972,15 @@ int dyntext_check(unsigned int *nr)
 	int ret = 0, i, t;
 
 	spin_lock_bh(&dyntext_lock);
-	list_for_each_entry(dt, &dyntext_list, lnode) {
-		n_list++;
-		if (dt->end <= dt->start ||
-		    dyntext_find(dt->start) != dt ||
-		    dyntext_find(dt->end - 1) != dt)
-			ret = -EUCLEAN;
+	for (i = 0; i < ARRAY_SIZE(dyntext_lists); i++) {
+		list_for_each_entry(dt, &dyntext_lists[i], lnode) {
+			n_list++;
+			if (dt->end <= dt->start ||
+			    dt->class->kallsyms_rank != i ||
+			    dyntext_find(dt->start) != dt ||
+			    dyntext_find(dt->end - 1) != dt)
+				ret = -EUCLEAN;
+		}
 	}
 	for (t = 0; t < ARRAY_SIZE(dyntext_trees); t++) {
 		struct dyntext_tree *tree = &dyntext_trees[t];
@@ -971,15 +1007,13 @@ int dyntext_check(unsigned int *nr)
 				ret = -EUCLEAN;
 		}
 	}
-	/* The index by sequence number: every entry, in list order. */
-	dt = list_first_entry_or_null(&dyntext_list, struct dyntext, lnode);
+	/* The index by sequence number: every entry, in registration order. */
 	for (rb = rb_first(&dyntext_by_seq); rb; rb = rb_next(rb), n_seq++) {
-		struct dyntext *e = rb_entry(rb, struct dyntext, snode);
-
-		if (e != dt || e->seq <= prev_seq)
+		dt = rb_entry(rb, struct dyntext, snode);
+		if (dt->seq <= prev_seq || dt->seq > dyntext_seq ||
+		    !dyntext_registered(dt))
 			ret = -EUCLEAN;
-		prev_seq = e->seq;
-		dt = dt ? dyntext_next(dt) : NULL;
+		prev_seq = dt->seq;
 	}
 	if (n_list != dyntext_nr || n_tree[0] != dyntext_nr ||
 	    n_tree[1] != dyntext_nr || n_seq != dyntext_nr)

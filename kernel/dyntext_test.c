@@ -26,6 +26,7 @@ static bool dt_test_listed(void)
 
 static const struct dyntext_class dt_test_class = {
 	.owner		= DT_TEST_OWNER,
+	.kallsyms_rank	= DYNTEXT_KALLSYMS_BPF,
 	.ksym_type	= PERF_RECORD_KSYMBOL_TYPE_OOL,
 	.sym_type	= 't',
 	.listed		= dt_test_listed,
@@ -34,6 +35,7 @@ static const struct dyntext_class dt_test_class = {
 /* The same with BPF's ksymbol type: its regions go to BPF's tree. */
 static const struct dyntext_class dt_test_bpf_class = {
 	.owner		= DT_TEST_OWNER,
+	.kallsyms_rank	= DYNTEXT_KALLSYMS_BPF,
 	.ksym_type	= PERF_RECORD_KSYMBOL_TYPE_BPF,
 	.sym_type	= 't',
 	.listed		= dt_test_listed,
@@ -359,21 +361,25 @@ static const struct dyntext_class dt_test_rank_class[] = {
 	DT_TEST_RANK_CLASS(OOL, DYNTEXT_KALLSYMS_FTRACE),
 	DT_TEST_RANK_CLASS(BPF, DYNTEXT_KALLSYMS_BPF),
 	DT_TEST_RANK_CLASS(OOL, DYNTEXT_KALLSYMS_KPROBES),
+	DT_TEST_RANK_CLASS(OOL, DYNTEXT_KALLSYMS_OPTPROBES),
 	DT_TEST_RANK_CLASS(OOL, DYNTEXT_KALLSYMS_NR_RANKS),
 };
 
 /*
- * /proc/kallsyms lists the regions rank by rank (stock's order: ftrace
- * trampolines, BPF, kprobe pages), each rank in registration order, with
- * the cursor and without it.
+ * /proc/kallsyms lists the regions rank by rank in stock's order (ftrace
+ * trampolines, BPF, kprobe pages, optprobe pages), ftrace trampolines and
+ * both kinds of kprobe pages newest first, BPF in registration order but
+ * for a region added with dyntext_add_before() (a subprogram before its
+ * program); with the cursor and without it.
  */
 static void dyntext_test_kallsyms_order(struct kunit *test)
 {
-	static const unsigned int rank_of[] = { 2, 0, 1, 0, 2, 1 };
-	static const unsigned int want[] = { 1, 3, 2, 5, 0, 4 };
+	static const unsigned int rank_of[] = { 2, 0, 1, 0, 2, 1, 3, 3, 1 };
+	static const unsigned int want[] = { 3, 1, 2, 8, 5, 4, 0, 7, 6 };
+	static const unsigned int after_del[] = { 1, 2, 8, 5, 4, 0, 7, 6 };
 	struct dt_test_ctx *ctx = test->priv;
 	struct dyntext_iter it = {};
-	unsigned long addrs[8];
+	unsigned long addrs[12];
 	unsigned int i, n;
 	struct dt_test_region *r;
 
@@ -382,28 +388,43 @@ static void dyntext_test_kallsyms_order(struct kunit *test)
 		snprintf(r->name, sizeof(r->name), "dyntext_kunit_%u", i);
 		dyntext_init(&r->dt, (unsigned long)ctx->buf + i * 64, 32,
 			     r->name, &dt_test_rank_class[rank_of[i]]);
-		KUNIT_ASSERT_EQ(test, 0, dyntext_add(&r->dt));
+		/* Region 8 is listed before region 5, which came before. */
+		if (i == 8) {
+			/* Not before a region of another rank. */
+			KUNIT_EXPECT_EQ(test, -EINVAL,
+					dyntext_add_before(&r->dt, &ctx->r[4].dt));
+			KUNIT_ASSERT_EQ(test, 0,
+					dyntext_add_before(&r->dt, &ctx->r[5].dt));
+		} else {
+			KUNIT_ASSERT_EQ(test, 0, dyntext_add(&r->dt));
+		}
 	}
-	KUNIT_EXPECT_EQ(test, 6U, dt_test_walk(test, &it, addrs, 8));
-	for (i = 0; i < ARRAY_SIZE(want); i++)
+	n = dt_test_walk(test, &it, addrs, ARRAY_SIZE(addrs));
+	KUNIT_EXPECT_EQ(test, (unsigned int)ARRAY_SIZE(want), n);
+	for (i = 0; i < ARRAY_SIZE(want) && i < n; i++)
 		KUNIT_EXPECT_EQ(test, (unsigned long)ctx->buf + want[i] * 64,
 				addrs[i]);
 
 	/* A delete invalidates the cursor: the count restarts, same order. */
 	KUNIT_EXPECT_EQ(test, 0, dyntext_del(&ctx->r[3].dt));
-	n = dt_test_walk(test, &it, addrs, 8);
-	KUNIT_EXPECT_EQ(test, 5U, n);
-	KUNIT_EXPECT_EQ(test, (unsigned long)ctx->buf + 1 * 64, addrs[0]);
-	KUNIT_EXPECT_EQ(test, (unsigned long)ctx->buf + 2 * 64, addrs[1]);
-	KUNIT_EXPECT_EQ(test, (unsigned long)ctx->buf + 4 * 64, addrs[4]);
+	n = dt_test_walk(test, &it, addrs, ARRAY_SIZE(addrs));
+	KUNIT_EXPECT_EQ(test, (unsigned int)ARRAY_SIZE(after_del), n);
+	for (i = 0; i < ARRAY_SIZE(after_del) && i < n; i++)
+		KUNIT_EXPECT_EQ(test,
+				(unsigned long)ctx->buf + after_del[i] * 64,
+				addrs[i]);
 
-	/* A rank past the last is refused. */
-	r = &ctx->r[7];
-	snprintf(r->name, sizeof(r->name), "dyntext_kunit_7");
+	/* A rank past the last is refused; so is listing before nothing. */
+	r = &ctx->r[10];
+	snprintf(r->name, sizeof(r->name), "dyntext_kunit_10");
 	dyntext_init(&r->dt, (unsigned long)ctx->buf + 1024, 32, r->name,
-		     &dt_test_rank_class[3]);
+		     &dt_test_rank_class[4]);
 	KUNIT_EXPECT_EQ(test, -EINVAL, dyntext_add(&r->dt));
-	dt_test_consistent(test, 5);
+	dyntext_init(&r->dt, (unsigned long)ctx->buf + 1024, 32, r->name,
+		     &dt_test_rank_class[1]);
+	KUNIT_EXPECT_EQ(test, -EINVAL, dyntext_add_before(&r->dt, &ctx->r[3].dt));
+	KUNIT_EXPECT_EQ(test, -EINVAL, dyntext_add_before(&r->dt, NULL));
+	dt_test_consistent(test, 8);
 }
 
 /*
@@ -840,11 +861,12 @@ static int dyntext_walk(int (*fn)(const struct dyntext *dt, u64 end,
 				  void *arg),
 			void *arg)
 {
+	const struct dyntext_walk_ops ops = { .visit = fn };
 	struct dyntext_cursor c = {};
 	int ret;
 
 	dyntext_cursor_start(&c);
-	ret = dyntext_cursor_walk(&c, fn, arg);
+	ret = dyntext_cursor_walk(&c, &ops, arg);
 	dyntext_cursor_stop(&c);
 	return ret;
 }
@@ -1076,12 +1098,13 @@ static void dyntext_test_core_text(struct kunit *test)
 }
 
 /*
- * dyntext_walk() with regions deleted between its batches, as a replay
- * under churn sees them: each lock hold steps over at most one batch of
- * entries, however many precede the cursor; every region that stays is
- * visited once, in order, and none after its delete.  Between batches the
- * walk calls a hook (unlocked) that deletes the region it visited last and
- * the one after it.
+ * A walk under churn, as a replay resumed after each full buffer sees it:
+ * every region that stays is visited once, in order, and none after its
+ * delete.  The walk stops every 50 regions (not a multiple of the batch),
+ * the region it visited last and the one after it are deleted, and the
+ * walk resumes.  Each hold of the lock ends with @flush, which records
+ * how many regions the hold visited and how long it took since its first:
+ * at most one batch, however large the registry.
  */
 struct dt_test_churn {
 	struct dt_test_ctx	*ctx;
@@ -1089,17 +1112,30 @@ struct dt_test_churn {
 	unsigned int		seen;
 	unsigned int		bad;
 	int			last;
+	unsigned int		run;
+	unsigned int		in_hold;
+	u64			hold_t0;
+	unsigned int		max_steps;
+	u64			max_ns;
 	unsigned long		*visited;
 	unsigned long		*deleted;
 };
 
-static int dt_test_churn_fn(const struct dyntext *dt, u64 end, void *arg)
+#define DT_TEST_CHURN_STOP	50
+
+static int dt_test_churn_visit(const struct dyntext *dt, u64 end, void *arg)
 {
 	struct dt_test_churn *c = arg;
 	unsigned int i;
 
+	if (!c->in_hold++)
+		c->hold_t0 = ktime_get_ns();
 	if (dt->class != &dt_test_class)
 		return 0;
+	/* Stopped here: the next call begins with this region. */
+	if (c->run == DT_TEST_CHURN_STOP)
+		return -EAGAIN;
+	c->run++;
 	i = container_of(dt, struct dt_test_region, dt) - c->ctx->r;
 	if (test_bit(i, c->deleted) || test_and_set_bit(i, c->visited))
 		c->bad++;
@@ -1108,24 +1144,31 @@ static int dt_test_churn_fn(const struct dyntext *dt, u64 end, void *arg)
 	return 0;
 }
 
-static void dt_test_churn_between(void *arg)
+static int dt_test_churn_flush(void *arg, u64 *next_seq)
 {
 	struct dt_test_churn *c = arg;
-	unsigned int i;
 
-	for (i = c->last; c->last >= 0 && i < c->last + 2 && i < c->nr; i++)
-		if (!dyntext_del(&c->ctx->r[i].dt))
-			set_bit(i, c->deleted);
+	if (c->in_hold) {
+		c->max_steps = max(c->max_steps, c->in_hold);
+		c->max_ns = max(c->max_ns, ktime_get_ns() - c->hold_t0);
+	}
+	c->in_hold = 0;
+	return 0;
 }
 
+static const struct dyntext_walk_ops dt_test_churn_ops = {
+	.visit = dt_test_churn_visit,
+	.flush = dt_test_churn_flush,
+};
+
 /* Register @nr regions of 8 bytes, walk them under churn, check. */
-static void dt_test_churn_run(struct kunit *test, unsigned int nr,
-			      struct dyntext_walk_stats *stats)
+static void dt_test_churn_run(struct kunit *test, unsigned int nr)
 {
 	struct dt_test_ctx big = {}, *ctx = &big;
 	struct dt_test_churn c = { .ctx = ctx, .nr = nr, .last = -1 };
-	unsigned int i, missed = 0, deleted = 0;
+	unsigned int i, missed = 0, deleted = 0, calls = 0;
 	struct dyntext_cursor cur = {};
+	int ret;
 
 	ctx->buf = vmalloc(nr * 16);
 	ctx->r = vzalloc(sizeof(*ctx->r) * nr);
@@ -1148,20 +1191,29 @@ static void dt_test_churn_run(struct kunit *test, unsigned int nr,
 	}
 	KUNIT_EXPECT_EQ(test, nr, i);
 	dyntext_cursor_start(&cur);
-	KUNIT_EXPECT_EQ(test, 0, __dyntext_cursor_walk(&cur, dt_test_churn_fn,
-						       &c, dt_test_churn_between,
-						       stats));
+	for (;;) {
+		ret = dyntext_cursor_walk(&cur, &dt_test_churn_ops, &c);
+		calls++;
+		if (ret != -EAGAIN || calls > nr)
+			break;
+		/* The region visited last and the next one go away. */
+		c.run = 0;
+		for (i = c.last; i < c.last + 2 && i < nr; i++)
+			if (!dyntext_del(&ctx->r[i].dt))
+				set_bit(i, c.deleted);
+	}
+	KUNIT_EXPECT_EQ(test, 0, ret);
 	KUNIT_EXPECT_FALSE(test, cur.active);
 	for (i = 0; i < nr; i++) {
 		missed += !test_bit(i, c.deleted) && !test_bit(i, c.visited);
 		deleted += test_bit(i, c.deleted);
 	}
-	kunit_info(test, "%u regions: %u visited, %u deleted, longest hold %u steps, %llu ns\n",
-		   nr, c.seen, deleted, stats->max_steps, stats->max_ns);
+	kunit_info(test, "%u regions: %u visited, %u deleted in %u calls, longest hold %u steps, %llu ns\n",
+		   nr, c.seen, deleted, calls, c.max_steps, c.max_ns);
 	KUNIT_EXPECT_EQ(test, 0U, c.bad);
 	KUNIT_EXPECT_EQ(test, 0U, missed);
 	KUNIT_EXPECT_GT(test, deleted, nr / 40);
-	KUNIT_EXPECT_LE(test, stats->max_steps, DYNTEXT_WALK_BATCH);
+	KUNIT_EXPECT_LE(test, c.max_steps, DYNTEXT_WALK_BATCH);
 	for (i = 0; i < nr; i++)
 		if (dyntext_registered(&ctx->r[i].dt))
 			dyntext_del(&ctx->r[i].dt);
@@ -1174,10 +1226,8 @@ out:
 /* The longest hold does not grow with the registry: 3,000 vs 30,000. */
 static void dyntext_test_walk_churn(struct kunit *test)
 {
-	struct dyntext_walk_stats small = {}, large = {};
-
-	dt_test_churn_run(test, 3000, &small);
-	dt_test_churn_run(test, 30000, &large);
+	dt_test_churn_run(test, 3000);
+	dt_test_churn_run(test, 30000);
 	dt_test_consistent(test, 0);
 }
 
@@ -1207,6 +1257,98 @@ static int dt_test_resume_fn(const struct dyntext *dt, u64 end, void *arg)
 	return 0;
 }
 
+static const struct dyntext_walk_ops dt_test_resume_ops = {
+	.visit = dt_test_resume_fn,
+};
+
+/*
+ * A flush that writes only part of what its hold visited (a ring buffer
+ * with room for a few records) stops the walk and names the first region
+ * it did not write: the next call resumes with it.
+ */
+struct dt_test_flush {
+	struct dt_test_ctx	*ctx;
+	const struct dyntext	*held[DYNTEXT_WALK_BATCH];
+	unsigned int		nr_held;
+	unsigned int		room;
+	unsigned int		written;
+	unsigned int		twice;
+	unsigned int		overflow;
+	unsigned long		*done;
+};
+
+static int dt_test_flush_visit(const struct dyntext *dt, u64 end, void *arg)
+{
+	struct dt_test_flush *f = arg;
+
+	if (dt->class != &dt_test_class)
+		return 0;
+	if (f->nr_held == DYNTEXT_WALK_BATCH) {
+		f->overflow++;
+		return -E2BIG;
+	}
+	f->held[f->nr_held++] = dt;
+	return 0;
+}
+
+static int dt_test_flush_flush(void *arg, u64 *next_seq)
+{
+	struct dt_test_flush *f = arg;
+	unsigned int i, n = min(f->nr_held, f->room);
+
+	for (i = 0; i < n; i++) {
+		const struct dyntext *dt = f->held[i];
+
+		if (test_and_set_bit(container_of(dt, struct dt_test_region,
+						  dt) - f->ctx->r, f->done))
+			f->twice++;
+		f->written++;
+	}
+	if (n < f->nr_held) {
+		*next_seq = f->held[n]->seq;
+		f->nr_held = 0;
+		return -ENOSPC;
+	}
+	f->nr_held = 0;
+	return 0;
+}
+
+static const struct dyntext_walk_ops dt_test_flush_ops = {
+	.visit = dt_test_flush_visit,
+	.flush = dt_test_flush_flush,
+};
+
+static void dyntext_test_cursor_flush(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	struct dt_test_flush f = { .ctx = ctx, .room = 5 };
+	struct dyntext_cursor c = {};
+	const unsigned int nr = 100;
+	unsigned int i, calls = 0;
+	int ret;
+
+	f.done = kunit_kzalloc(test, BITS_TO_LONGS(ctx->nr) * sizeof(long),
+			       GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, f.done);
+	for (i = 0; i < nr; i++)
+		KUNIT_ASSERT_EQ(test, 0,
+				dyntext_add(dt_test_region(ctx, i, i * 64, 32)));
+	dyntext_cursor_start(&c);
+	do {
+		ret = dyntext_cursor_walk(&c, &dt_test_flush_ops, &f);
+		calls++;
+	} while (ret == -ENOSPC && calls < 1000);
+	KUNIT_EXPECT_EQ(test, 0, ret);
+	KUNIT_EXPECT_FALSE(test, c.active);
+	KUNIT_EXPECT_EQ(test, nr, f.written);
+	KUNIT_EXPECT_EQ(test, 0U, f.twice);
+	KUNIT_EXPECT_EQ(test, 0U, f.overflow);
+	KUNIT_EXPECT_EQ(test, nr / f.room, calls);
+	for (i = 0; i < nr; i++)
+		KUNIT_EXPECT_TRUE(test, test_bit(i, f.done));
+	dt_test_consistent(test, nr);
+}
+
 /*
  * A walk that its callback stops (a full ring buffer) resumes on the region
  * it stopped at: every region is handled once, none twice; a region added
@@ -1232,7 +1374,7 @@ static void dyntext_test_cursor_resume(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0,
 			dyntext_add(dt_test_region(ctx, nr, nr * 64, 32)));
 	do {
-		ret = dyntext_cursor_walk(&c, dt_test_resume_fn, &r);
+		ret = dyntext_cursor_walk(&c, &dt_test_resume_ops, &r);
 		calls++;
 	} while (ret == -ENOSPC && calls < 1000);
 	KUNIT_EXPECT_EQ(test, 0, ret);
@@ -1245,7 +1387,7 @@ static void dyntext_test_cursor_resume(struct kunit *test)
 	/* Stopped early: refused from then on. */
 	dyntext_cursor_start(&c);
 	r.fail_every = 1;
-	KUNIT_EXPECT_EQ(test, -ENOSPC, dyntext_cursor_walk(&c, dt_test_resume_fn,
+	KUNIT_EXPECT_EQ(test, -ENOSPC, dyntext_cursor_walk(&c, &dt_test_resume_ops,
 							   &r));
 	dyntext_cursor_stop(&c);
 	KUNIT_EXPECT_FALSE(test, c.active);
@@ -1282,7 +1424,7 @@ static void dyntext_test_cursor_abandoned(struct kunit *test)
 		dyntext_cursor_start(&cs[i]);
 		r.calls = 0;
 		KUNIT_EXPECT_EQ(test, -ENOSPC,
-				dyntext_cursor_walk(&cs[i], dt_test_resume_fn,
+				dyntext_cursor_walk(&cs[i], &dt_test_resume_ops,
 						    &r));
 	}
 	memset(cs, 0x6b, nr * sizeof(*cs));
@@ -1291,7 +1433,7 @@ static void dyntext_test_cursor_abandoned(struct kunit *test)
 	dyntext_cursor_start(&c);
 	r.calls = 0;
 	KUNIT_EXPECT_EQ(test, -ENOSPC,
-			dyntext_cursor_walk(&c, dt_test_resume_fn, &r));
+			dyntext_cursor_walk(&c, &dt_test_resume_ops, &r));
 	for (i = 0; i < regions / 2; i++)
 		KUNIT_EXPECT_EQ(test, 0, dyntext_del(&ctx->r[i].dt));
 	KUNIT_ASSERT_EQ(test, 0,
@@ -1303,7 +1445,7 @@ static void dyntext_test_cursor_abandoned(struct kunit *test)
 	r.fail_every = 1000;
 	r.calls = 0;
 	r.ok = 0;
-	KUNIT_EXPECT_EQ(test, 0, dyntext_cursor_walk(&c, dt_test_resume_fn, &r));
+	KUNIT_EXPECT_EQ(test, 0, dyntext_cursor_walk(&c, &dt_test_resume_ops, &r));
 	KUNIT_EXPECT_EQ(test, regions / 2, r.ok);
 	KUNIT_EXPECT_EQ(test, 0U, r.twice);
 	for (i = 0; i < regions / 2; i++)
@@ -1314,6 +1456,7 @@ static void dyntext_test_cursor_abandoned(struct kunit *test)
 static struct kunit_case dyntext_test_cases[] = {
 	KUNIT_CASE(dyntext_test_cursor_resume),
 	KUNIT_CASE(dyntext_test_cursor_abandoned),
+	KUNIT_CASE(dyntext_test_cursor_flush),
 	KUNIT_CASE(dyntext_test_double_add),
 	KUNIT_CASE(dyntext_test_bpf_end),
 	KUNIT_CASE(dyntext_test_core_text),

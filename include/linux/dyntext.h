@@ -18,18 +18,27 @@ struct dyntext;
 
 /**
  * enum dyntext_kallsyms_rank - where /proc/kallsyms lists a class's regions
- * @DYNTEXT_KALLSYMS_FTRACE: ftrace trampolines, "[__builtin__ftrace]"
- * @DYNTEXT_KALLSYMS_BPF: BPF programs, trampolines, dispatchers, "[bpf]"
- * @DYNTEXT_KALLSYMS_KPROBES: kprobe instruction pages, "[__builtin__kprobes]"
+ * @DYNTEXT_KALLSYMS_FTRACE: ftrace trampolines, "[__builtin__ftrace]",
+ *		newest first
+ * @DYNTEXT_KALLSYMS_BPF: BPF programs, trampolines, dispatchers, "[bpf]", in
+ *		registration order, a program's subprograms before it
+ *		(dyntext_add_before())
+ * @DYNTEXT_KALLSYMS_KPROBES: kprobe instruction pages,
+ *		"[__builtin__kprobes]", newest first
+ * @DYNTEXT_KALLSYMS_OPTPROBES: optprobe instruction pages, newest first,
+ *		after every kprobe instruction page
  * @DYNTEXT_KALLSYMS_NR_RANKS: the number of ranks
  *
- * The registry's lines come after the modules' symbols, rank by rank, each
- * rank in registration order: the order of stock's sections (6.1, 6.12).
+ * The registry's lines come after the modules' symbols, rank by rank: the
+ * order of stock's sections and, within each, the order of stock's lists
+ * (6.1, 6.12), so that /proc/kallsyms shows the same lines in the same
+ * order for the same objects.
  */
 enum dyntext_kallsyms_rank {
 	DYNTEXT_KALLSYMS_FTRACE,
 	DYNTEXT_KALLSYMS_BPF,
 	DYNTEXT_KALLSYMS_KPROBES,
+	DYNTEXT_KALLSYMS_OPTPROBES,
 	DYNTEXT_KALLSYMS_NR_RANKS
 };
 
@@ -49,8 +58,9 @@ enum dyntext_kallsyms_rank {
  * @replay:	optional; writes the replay records of a region to @event
  *		itself (PERF_EVENT_IOC_KSYMBOL_REPLAY), for producers that
  *		add records of their own (BPF: PERF_RECORD_BPF_EVENT).  Called
- *		from dyntext_cursor_walk() with its @end, under the registry's lock;
- *		returns 0 or a negative error.
+ *		with the walk's @end on the event's CPU, interrupts disabled,
+ *		while the walk holds the registry's lock; returns 0 or a
+ *		negative error.
  *
  * What /proc/kallsyms lists does not change what perf is told: every
  * registered region is announced with PERF_RECORD_KSYMBOL at add and at
@@ -139,6 +149,27 @@ struct dyntext_cursor {
 	bool			active;
 };
 
+/* Regions a walk visits at most per hold of the registry's lock. */
+#define DYNTEXT_WALK_BATCH	32
+
+/**
+ * struct dyntext_walk_ops - what dyntext_cursor_walk() calls
+ * @visit:	for every region the walk covers, under the registry's lock
+ *		(bottom halves disabled): must not sleep; returns 0 to go on,
+ *		anything else to stop on that region.  Its @end tells
+ *		dyntext_in_walk() which regions the walk covers.
+ * @flush:	optional; at the end of every hold of the lock, still under
+ *		it: the regions @visit accepted in this hold (at most
+ *		%DYNTEXT_WALK_BATCH) are still registered.  Returns 0, or an
+ *		error that stops the walk; it may then set *@next_seq back to
+ *		the sequence number of one of those regions, for the walk to
+ *		resume with it.
+ */
+struct dyntext_walk_ops {
+	int	(*visit)(const struct dyntext *dt, u64 end, void *arg);
+	int	(*flush)(void *arg, u64 *next_seq);
+};
+
 #ifdef CONFIG_DYNTEXT
 void dyntext_init(struct dyntext *dt, unsigned long start, unsigned long size,
 		  const char *name, const struct dyntext_class *class);
@@ -146,6 +177,7 @@ void dyntext_set_text_len(struct dyntext *dt, u32 len);
 void dyntext_set_build_id(struct dyntext *dt, const unsigned char *id,
 			  u8 size);
 int dyntext_add(struct dyntext *dt);
+int dyntext_add_before(struct dyntext *dt, struct dyntext *next);
 int dyntext_del(struct dyntext *dt);
 bool dyntext_registered(const struct dyntext *dt);
 struct dyntext *dyntext_find(unsigned long addr);
@@ -159,8 +191,7 @@ int dyntext_get_kallsym(struct dyntext_iter *it, unsigned int symnum,
 int dyntext_check(unsigned int *nr);
 void dyntext_cursor_start(struct dyntext_cursor *c);
 int dyntext_cursor_walk(struct dyntext_cursor *c,
-			int (*fn)(const struct dyntext *dt, u64 end, void *arg),
-			void *arg);
+			const struct dyntext_walk_ops *ops, void *arg);
 void dyntext_cursor_stop(struct dyntext_cursor *c);
 #else
 static inline bool dyntext_registered(const struct dyntext *dt)
@@ -195,8 +226,7 @@ static inline void dyntext_cursor_start(struct dyntext_cursor *c)
 }
 
 static inline int dyntext_cursor_walk(struct dyntext_cursor *c,
-				      int (*fn)(const struct dyntext *dt,
-						u64 end, void *arg),
+				      const struct dyntext_walk_ops *ops,
 				      void *arg)
 {
 	return 0;

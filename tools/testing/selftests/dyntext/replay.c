@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -123,22 +124,24 @@ struct raw_rb {
 	__u64 later;		/* and count the records at this address */
 	int at_later;
 	int ends;		/* END markers */
+	bool with_tid;		/* sample_id of PERF_SAMPLE_TID: count */
+	int tid;		/* the replay records of this thread, */
+	int replay_tid;
+	int replay_other;	/* and of any other */
 };
 
-static int raw_open(struct raw_rb *r, unsigned int pages, int prot,
-		    bool backward)
+/* A ksymbol event on @cpu, mapped with @pages of data. */
+static int raw_open_attr(struct raw_rb *r, struct perf_event_attr *attr,
+			 int cpu, unsigned int pages, int prot)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_DUMMY,
-		.ksymbol = 1,
-		.write_backward = backward,
-	};
 	long ps = sysconf(_SC_PAGESIZE);
 
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->size = sizeof(*attr);
+	attr->config = PERF_COUNT_SW_DUMMY;
+	attr->ksymbol = 1;
 	memset(r, 0, sizeof(*r));
-	r->fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, 0);
+	r->fd = syscall(__NR_perf_event_open, attr, -1, cpu, -1, 0);
 	if (r->fd < 0)
 		return -errno;
 	r->len = (pages + 1) * ps;
@@ -150,10 +153,32 @@ static int raw_open(struct raw_rb *r, unsigned int pages, int prot,
 	return 0;
 }
 
+static int raw_open(struct raw_rb *r, unsigned int pages, int prot,
+		    bool backward)
+{
+	struct perf_event_attr attr = { .write_backward = backward };
+
+	return raw_open_attr(r, &attr, 0, pages, prot);
+}
+
 static void raw_close(struct raw_rb *r)
 {
 	munmap(r->pg, r->len);
 	close(r->fd);
+}
+
+/* A ksymbol event on @cpu whose records carry the writer's pid and tid. */
+static int raw_open_tid(struct raw_rb *r, int cpu, unsigned int pages)
+{
+	struct perf_event_attr attr = {
+		.sample_id_all = 1,
+		.sample_type = PERF_SAMPLE_TID,
+	};
+	int ret = raw_open_attr(r, &attr, cpu, pages, PROT_READ | PROT_WRITE);
+
+	r->with_tid = true;
+	r->tid = gettid();
+	return ret;
 }
 
 /* Consume everything, adding up the records at r->addrs. */
@@ -191,6 +216,17 @@ static int raw_drain(void *arg)
 			r->at_later += r->later && addr == r->later;
 			r->ends += !!(flags & PERF_RECORD_KSYMBOL_FLAGS_REPLAY_END);
 		}
+		/* The sample_id: pid, tid last. */
+		if (r->with_tid && h->type == PERF_RECORD_KSYMBOL &&
+		    (flags & PERF_RECORD_KSYMBOL_FLAGS_REPLAY)) {
+			__u32 tid;
+
+			memcpy(&tid, rec + h->size - sizeof(tid), sizeof(tid));
+			if ((int)tid == r->tid)
+				r->replay_tid++;
+			else
+				r->replay_other++;
+		}
 		tail += h->size;
 	}
 	__atomic_store_n(&r->pg->data_tail, tail, __ATOMIC_RELEASE);
@@ -215,6 +251,50 @@ static long raw_replay(struct raw_rb *r, unsigned int max)
 			return -EIO;
 	}
 	return ret;
+}
+
+static __u64 ts_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * A whole replay of every type into @r, draining between calls; adds the
+ * calls' own CPU time and wall time (not the drains') to @cpu and @wall.
+ */
+static long raw_replay_timed(struct raw_rb *r, __u64 *cpu, __u64 *wall,
+			     unsigned int *calls)
+{
+	struct perf_ksymbol_replay arg = { .size = sizeof(arg) };
+	__u64 c0, w0;
+	long ret;
+
+	*calls = 0;
+	do {
+		w0 = ts_ns(CLOCK_MONOTONIC);
+		c0 = ts_ns(CLOCK_THREAD_CPUTIME_ID);
+		ret = ioctl(r->fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &arg);
+		if (ret < 0)
+			ret = -errno;
+		++*calls;
+		*cpu += ts_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+		*wall += ts_ns(CLOCK_MONOTONIC) - w0;
+		if (raw_drain(r))
+			return -EIO;
+	} while ((ret >= 0 || ret == -ENOSPC) && arg.cursor && *calls < 100000);
+	return ret;
+}
+
+static int pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
 FIXTURE(replay) {
@@ -679,6 +759,54 @@ TEST_F_TIMEOUT(replay, bounded_calls, 120)
 	EXPECT_EQ(0, self->s.lost);
 	TH_LOG("%ld regions registered, %u calls, %zu OOL and module regions replayed",
 	       regions, calls, k.other);
+	for (j = 0; j < n; j++)
+		close(fds[j]);
+	free(fds);
+}
+
+/*
+ * The replay is the caller's work, not a kworker's.  Run on the event's
+ * CPU, the caller writes every replay record itself: each carries its
+ * pid and tid (a kworker's tid before).  Run on another CPU, it waits for
+ * that CPU's writes spinning: the calls' CPU time is the caller's (at
+ * least half of their wall time here; before, the caller slept while a
+ * kworker wrote, and its CPU time was a small part of it).
+ */
+TEST_F_TIMEOUT(replay, runs_in_the_caller, 120)
+{
+	const int n = 500;
+	__u64 cpu = 0, wall = 0;
+	struct raw_rb r;
+	unsigned int calls;
+	int *fds, j;
+	long ret;
+
+	fds = load_trivial(n);
+	ASSERT_NE(NULL, fds);
+	ASSERT_EQ(0, pin_to(0));
+	ASSERT_EQ(0, raw_open_tid(&r, 0, 64));
+	ret = raw_replay_timed(&r, &cpu, &wall, &calls);
+	ASSERT_LE(0, ret) TH_LOG("replay: %s", strerror(-ret));
+	EXPECT_EQ(1, r.ends);
+	EXPECT_LE(n, r.replay_tid);
+	EXPECT_EQ(0, r.replay_other);
+	TH_LOG("on the event's CPU: %d replay records by the caller, %d by others, %u calls",
+	       r.replay_tid, r.replay_other, calls);
+	raw_close(&r);
+
+	ASSERT_LE(2, sysconf(_SC_NPROCESSORS_ONLN));
+	ASSERT_EQ(0, pin_to(1));
+	ASSERT_EQ(0, raw_open_tid(&r, 0, 64));
+	cpu = 0;
+	wall = 0;
+	ret = raw_replay_timed(&r, &cpu, &wall, &calls);
+	ASSERT_LE(0, ret) TH_LOG("replay: %s", strerror(-ret));
+	EXPECT_EQ(1, r.ends);
+	EXPECT_LE(n, r.replay_tid + r.replay_other);
+	EXPECT_LE(wall, 2 * cpu);
+	TH_LOG("from another CPU: %u calls, %llu us of CPU time in %llu us",
+	       calls, cpu / 1000, wall / 1000);
+	raw_close(&r);
 	for (j = 0; j < n; j++)
 		close(fds[j]);
 	free(fds);
