@@ -11,6 +11,8 @@
 #   make kernel | perf | selftests | module
 #   make vm CMD="..."          run one command in the patched guest
 #   make vm-stock CMD="..."    the same on the stock kernel
+#   make latency    lock hold times and non-preemptible stretches of the
+#                   registry's operations (configs/latency.config)
 #
 # KERNEL_SRC=/path/to/linux-$(BASE).y (a tree or a tarball) replaces Debian's
 # linux-source-$(BASE).  DEBUG=1 adds configs/debug.config (own tree).
@@ -23,10 +25,14 @@ JOBS   ?= $(shell nproc)
 DEBUG  ?= 0
 
 # DEBUG=1: every kernel, tree and output of its own (-debug), so that
-# switching DEBUG never rebuilds or boots the other variant.
+# switching DEBUG never rebuilds or boots the other variant.  LATENCY=1
+# does the same with configs/latency.config (make latency).
 ifeq ($(DEBUG),1)
 SFX    := -debug
 FRAGS  := $(TOP)/configs/base.config $(TOP)/configs/debug.config
+else ifeq ($(LATENCY),1)
+SFX    := -latency
+FRAGS  := $(TOP)/configs/base.config $(TOP)/configs/latency.config
 else
 SFX    :=
 FRAGS  := $(TOP)/configs/base.config
@@ -55,7 +61,7 @@ TIMEOUT ?= 900
 
 .PHONY: all deps tree kernel perf selftests module check run baseline bench \
 	vm vm-stock clean FORCE stress stress-build stress-check series \
-	series-check flakes
+	series-check flakes latency
 
 all: kernel perf selftests
 
@@ -214,6 +220,24 @@ stress-check: stress-build
 	@$(call STRESS_RUN,$(B)/stress-check,$(STRESS_CHECK_SECONDS),$(STRESS_CHECK_FAULT_SECONDS),$(ST_NAMES))
 	@echo
 	@$(TOP)/scripts/stress-report $(B)/stress-check $(STRESS_RESULTS)
+
+# With LATENCY_PROGS programs loaded and LATENCY_STALE replays left
+# unfinished, each registry operation's longest lock hold (lock_stat) and
+# the longest stretch with preemption or interrupts off (the
+# preemptirqsoff tracer); see dyntext_bench latency.  LATENCY_BZIMAGE runs
+# the same on another kernel built with configs/latency.config (an older
+# commit's, for a before and after).
+LATENCY_PROGS ?= 100000
+LATENCY_STALE ?= 100000
+LATENCY_BZIMAGE ?= $(B)/kernel-latency/arch/x86/boot/bzImage
+latency:
+	@$(MAKE) -s --no-print-directory LATENCY=1 kernel
+	@$(MAKE) -s --no-print-directory LATENCY=1 selftests
+	@rm -rf $(B)/latency && mkdir -p $(B)/latency
+	@VM_MEM=8G $(TOP)/scripts/vm-run --kernel $(LATENCY_BZIMAGE) \
+		--job $(B)/latency --timeout 3600 -- \
+		$(B)/selftests-latency/dyntext/dyntext_bench latency \
+		$(LATENCY_PROGS) $(LATENCY_STALE)
 
 run: kernel perf selftests
 	@$(TOP)/scripts/vm-run --kernel $(BZIMAGE) --timeout $(TIMEOUT) -- $(TOP)/scripts/demo $(PERF) $(ST_OUT)

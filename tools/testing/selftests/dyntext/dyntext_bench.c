@@ -29,6 +29,14 @@
  *   dyntext_bench spin SECS            a BPF program run in a loop for SECS,
  *                                      between lines read from stdin: its
  *                                      rate (runs per second)
+ *   dyntext_bench latency N STALE      what each registry operation costs
+ *                                      others with N programs loaded and
+ *                                      STALE replays left unfinished: the
+ *                                      longest hold of each lock (lock_stat)
+ *                                      and the longest stretch with
+ *                                      preemption or interrupts off (the
+ *                                      preemptirqsoff tracer); needs a
+ *                                      kernel with configs/latency.config
  *
  * Results are printed as "name,param,value,unit" lines; lines starting
  * with "#" are notes.
@@ -771,6 +779,204 @@ static int bench_recstart(long n, const char *perf)
 	return 0;
 }
 
+/* write_str() with a message naming what failed. */
+static int write_file(const char *path, const char *val)
+{
+	int err = write_str(path, val, O_TRUNC);
+
+	if (err)
+		fprintf(stderr, "bench: write %s to %s: %s\n", val, path,
+			strerror(-err));
+	return err;
+}
+
+/* Clear lock_stat and the tracer's maximum before a phase. */
+static int latency_reset(void)
+{
+	return write_file("/proc/lock_stat", "0") ||
+	       write_file(TRACEFS "/tracing_max_latency", "0");
+}
+
+/*
+ * After a phase: how long the locks of the registry and the replay were
+ * held at most, the tracer's maximum (us) and where that stretch began and
+ * ended, and the LATENCY_LOCKS classes of lock_stat that held longest.
+ * A lock_stat class line is "NAME: " and 12 numbers, holdtime-max the 10th.
+ */
+#define LATENCY_LOCKS 5
+static int latency_report(const char *phase, long param)
+{
+	struct { char name[128]; double max; long acq; } top[LATENCY_LOCKS] = {};
+	char line[1024], where[2][256] = { "?", "?" };
+	FILE *f;
+	int i;
+
+	/* lock_stat first: reading the trace takes locks of its own. */
+	f = fopen("/proc/lock_stat", "r");
+	if (!f)
+		return 1;
+	while (fgets(line, sizeof(line), f)) {
+		double v[12];
+		char name[128];
+		int j;
+
+		if (sscanf(line, " %127[^:]: %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf",
+			   name, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+			   &v[7], &v[8], &v[9], &v[10], &v[11]) != 13 || !v[7])
+			continue;
+		/* The registry's lock, text_mutex, the replay's own. */
+		if (strstr(name, "dyntext") || !strcmp(name, "text_mutex") ||
+		    strstr(name, "replay") || !strcmp(name, "&st->lock"))
+			printf("latency_%s_hold_us,%s,%.1f,us\n", phase, name,
+			       v[9]);
+		for (i = 0; i < LATENCY_LOCKS && top[i].max >= v[9]; i++)
+			;
+		if (i == LATENCY_LOCKS)
+			continue;
+		for (j = LATENCY_LOCKS - 1; j > i; j--)
+			top[j] = top[j - 1];
+		snprintf(top[i].name, sizeof(top[i].name), "%s", name);
+		top[i].max = v[9];
+		top[i].acq = v[7];
+	}
+	fclose(f);
+	f = fopen(TRACEFS "/tracing_max_latency", "r");
+	if (!f || !fgets(line, sizeof(line), f))
+		return 1;
+	fclose(f);
+	printf("latency_%s_max_us,%ld,%ld,us\n", phase, param, atol(line));
+	f = fopen(TRACEFS "/trace", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *start = strstr(line, "=> started at: ");
+		char *end = strstr(line, "=> ended at:   ");
+
+		if (start)
+			snprintf(where[0], sizeof(where[0]), "%s", start + 15);
+		if (end)
+			snprintf(where[1], sizeof(where[1]), "%s", end + 15);
+	}
+	if (f)
+		fclose(f);
+	where[0][strcspn(where[0], "\n")] = 0;
+	where[1][strcspn(where[1], "\n")] = 0;
+	printf("# %s: longest stretch from %s to %s\n", phase, where[0],
+	       where[1]);
+
+	for (i = 0; i < LATENCY_LOCKS && top[i].acq; i++)
+		printf("# %s: %s held %.1f us at most (%ld acquisitions)\n",
+		       phase, top[i].name, top[i].max, top[i].acq);
+	return 0;
+}
+
+static int latency_discard(void *arg)
+{
+	struct rec_stream *s = arg;
+
+	if (rec_stream_drain(s))
+		return -1;
+	s->nr = 0;
+	return 0;
+}
+
+/* A whole replay of the types in the mask, optionally with code. */
+static int latency_replay(__u32 types, bool text)
+{
+	struct rec_stream s;
+	long ret;
+
+	if (text ? rec_stream_open_ksymbol_text(&s, 256, false) :
+		   rec_stream_open(&s, 256)) {
+		perror("bench: perf event");
+		return 1;
+	}
+	ret = ksym_replay(rec_stream_fd(&s), types, latency_discard, &s,
+			  NULL, NULL);
+	rec_stream_close(&s);
+	if (ret < 0) {
+		fprintf(stderr, "bench: replay: %s\n", strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
+#define LATENCY_UNLOADS	200
+static int bench_latency(long n, long nstale)
+{
+	struct rlimit rl = { 300000, 300000 };
+	int *fds, *stale, i;
+	long lines;
+
+	if (write_file("/proc/sys/kernel/lock_stat", "1") ||
+	    write_file("/proc/sys/vm/max_map_count", "1000000") ||
+	    write_file(TRACEFS "/current_tracer", "preemptirqsoff") ||
+	    write_file(TRACEFS "/options/function-trace", "0"))
+		return 1;
+
+	latency_reset();
+	fds = load_many(n);
+	if (!fds)
+		return 1;
+	/* The programs' fds and the replays' (load_many() sets 200,000). */
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		perror("setrlimit");
+	if (latency_report("load", n))
+		return 1;
+
+	latency_reset();
+	if (read_kallsyms(&lines) < 0 || latency_report("kallsyms", n))
+		return 1;
+
+	latency_reset();
+	if (latency_replay(0, false) || latency_report("replay", n))
+		return 1;
+
+	/* Out-of-line text only: a handful of regions among n programs. */
+	latency_reset();
+	if (latency_replay(1U << PERF_RECORD_KSYMBOL_TYPE_OOL, false) ||
+	    latency_report("replay_ool_only", n))
+		return 1;
+
+	latency_reset();
+	if (latency_replay(0, true) || latency_report("replay_text", n))
+		return 1;
+
+	latency_reset();
+	stale = calloc(nstale + 1, sizeof(*stale));
+	for (i = 0; stale && i < nstale; i++) {
+		stale[i] = stale_replay(true);
+		if (stale[i] < 0) {
+			fprintf(stderr, "bench: stale replay %d: %s\n", i,
+				strerror(-stale[i]));
+			return 1;
+		}
+	}
+	if (!stale || latency_report("stale_replays", nstale))
+		return 1;
+
+	/*
+	 * Deletes with the replays left: close() of a program's last fd
+	 * deletes its text before it returns.  A few hundred: each costs
+	 * seconds where deletes walk every replay left behind.
+	 */
+	latency_reset();
+	for (i = 0; i < n && i < LATENCY_UNLOADS; i++)
+		close(fds[i]);
+	if (latency_report("unload_with_stale", nstale))
+		return 1;
+
+	latency_reset();
+	for (i = 0; i < nstale; i++)
+		close(stale[i]);
+	for (i = LATENCY_UNLOADS; i < n; i++)
+		close(fds[i]);
+	sleep(2);	/* the rest of the frees follow RCU grace periods */
+	if (latency_report("close_all", n))
+		return 1;
+	free(stale);
+	free(fds);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "kallsyms"))
@@ -789,12 +995,15 @@ int main(int argc, char **argv)
 		return bench_stale(atol(argv[2]), atol(argv[3]), argc == 4);
 	if (argc == 3 && !strcmp(argv[1], "spin"))
 		return bench_spin(atof(argv[2]));
+	if (argc == 4 && !strcmp(argv[1], "latency"))
+		return bench_latency(atol(argv[2]), atol(argv[3]));
 	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "listen"))) &&
 	    !strcmp(argv[1], "modload"))
 		return bench_modload(argv[2], atol(argv[3]), argc == 5);
 	fprintf(stderr, "usage: %s kallsyms N... | load COUNT | replay N [PAGES] |\n"
 		"       recstart N PERF |\n"
 		"       lookup KO CALLS N... | modload KO COUNT [listen] |\n"
-		"       stale N COUNT [open] | spin SECS\n", argv[0]);
+		"       stale N COUNT [open] | spin SECS | latency N STALE\n",
+		argv[0]);
 	return 2;
 }
