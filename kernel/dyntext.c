@@ -224,6 +224,15 @@ static bool dyntext_listed(const struct dyntext *dt)
  * /proc/kallsyms lists does not change what perf is told, so the two
  * records of a region always pair up.  Who receives them is the perf
  * event's business (its owner's right to see kernel addresses).
+ *
+ * Called after dyntext_lock is dropped, as stock sent its BPF records
+ * outside bpf_lock: a record visits every side-band event of this CPU
+ * (perf_iterate_sb()), as many as users chose to open, and no other CPU's
+ * add or delete may wait for that with bottom halves off.  The order still
+ * holds: a region is announced once it can be looked up, and its
+ * unregister record is written after its removal, so after any replay
+ * record of it (written under the lock, while it was registered), and
+ * before the caller may free or reuse its range.
  */
 static void dyntext_announce(const struct dyntext *dt, bool unregister)
 {
@@ -512,8 +521,8 @@ static int __dyntext_add(struct dyntext *dt, struct dyntext *next)
 		list_add_tail_rcu(&dt->lnode, head);
 	rb_add(&dt->snode, &dyntext_by_seq, dyntext_seq_less);
 	dyntext_nr++;
-	dyntext_announce(dt, false);
 	spin_unlock_bh(&dyntext_lock);
+	dyntext_announce(dt, false);
 	/*
 	 * The code (up to megabytes for a large BPF program) is copied
 	 * without the lock, so that no other add or delete, and no bottom
@@ -628,8 +637,8 @@ int dyntext_del(struct dyntext *dt)
 	list_del_rcu(&dt->lnode);
 	rb_erase(&dt->snode, &dyntext_by_seq);
 	dyntext_nr--;
-	dyntext_announce(dt, true);
 	spin_unlock_bh(&dyntext_lock);
+	dyntext_announce(dt, true);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(dyntext_del);
@@ -886,7 +895,9 @@ void dyntext_cursor_stop(struct dyntext_cursor *c)
  * consistent with concurrent add and delete:
  *
  * - @ops sees a region only while it is registered, so its unregister
- *   record (emitted under the same lock) comes after whatever @ops emitted;
+ *   record (written once a delete removed it under the same lock) comes
+ *   after whatever @ops emitted, while its register record (written once
+ *   the add dropped the lock) may come before or after;
  * - a region registered before the walk started and still registered when
  *   it ends is visited exactly once (once successfully, if the walk stopped
  *   on it and was resumed); one deleted during the walk at most once, and

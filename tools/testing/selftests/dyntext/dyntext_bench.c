@@ -36,7 +36,11 @@
  *                                      and the longest stretch with
  *                                      preemption or interrupts off (the
  *                                      preemptirqsoff tracer); needs a
- *                                      kernel with configs/latency.config
+ *                                      kernel with configs/latency.config.
+ *                                      With DYNTEXT_LATENCY_FUNCTIONS=PHASE
+ *                                      the tracer records the functions of
+ *                                      that phase's longest stretch (left
+ *                                      in the tracefs trace file)
  *
  * Results are printed as "name,param,value,unit" lines; lines starting
  * with "#" are notes.
@@ -45,6 +49,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -791,9 +796,13 @@ static int write_file(const char *path, const char *val)
 }
 
 /* Clear lock_stat and the tracer's maximum before a phase. */
-static int latency_reset(void)
+static int latency_reset(const char *phase)
 {
-	return write_file("/proc/lock_stat", "0") ||
+	const char *funcs = getenv("DYNTEXT_LATENCY_FUNCTIONS");
+
+	return write_file(TRACEFS "/options/function-trace",
+			  funcs && !strcmp(funcs, phase) ? "1" : "0") ||
+	       write_file("/proc/lock_stat", "0") ||
 	       write_file(TRACEFS "/tracing_max_latency", "0");
 }
 
@@ -904,15 +913,25 @@ static int bench_latency(long n, long nstale)
 {
 	struct rlimit rl = { 300000, 300000 };
 	int *fds, *stale, i;
+	cpu_set_t cpu0;
 	long lines;
 
+	/* Each phase's lines as they come: a run can take an hour. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	/*
+	 * On CPU 0, with the unfinished replays' events (stale_replay()):
+	 * every record written on this CPU visits each of them.
+	 */
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	if (sched_setaffinity(0, sizeof(cpu0), &cpu0))
+		perror("sched_setaffinity");
 	if (write_file("/proc/sys/kernel/lock_stat", "1") ||
 	    write_file("/proc/sys/vm/max_map_count", "1000000") ||
-	    write_file(TRACEFS "/current_tracer", "preemptirqsoff") ||
-	    write_file(TRACEFS "/options/function-trace", "0"))
+	    write_file(TRACEFS "/current_tracer", "preemptirqsoff"))
 		return 1;
 
-	latency_reset();
+	latency_reset("load");
 	fds = load_many(n);
 	if (!fds)
 		return 1;
@@ -922,25 +941,25 @@ static int bench_latency(long n, long nstale)
 	if (latency_report("load", n))
 		return 1;
 
-	latency_reset();
+	latency_reset("kallsyms");
 	if (read_kallsyms(&lines) < 0 || latency_report("kallsyms", n))
 		return 1;
 
-	latency_reset();
+	latency_reset("replay");
 	if (latency_replay(0, false) || latency_report("replay", n))
 		return 1;
 
 	/* Out-of-line text only: a handful of regions among n programs. */
-	latency_reset();
+	latency_reset("replay_ool_only");
 	if (latency_replay(1U << PERF_RECORD_KSYMBOL_TYPE_OOL, false) ||
 	    latency_report("replay_ool_only", n))
 		return 1;
 
-	latency_reset();
+	latency_reset("replay_text");
 	if (latency_replay(0, true) || latency_report("replay_text", n))
 		return 1;
 
-	latency_reset();
+	latency_reset("stale_replays");
 	stale = calloc(nstale + 1, sizeof(*stale));
 	for (i = 0; stale && i < nstale; i++) {
 		stale[i] = stale_replay(true);
@@ -958,13 +977,13 @@ static int bench_latency(long n, long nstale)
 	 * deletes its text before it returns.  A few hundred: each costs
 	 * seconds where deletes walk every replay left behind.
 	 */
-	latency_reset();
+	latency_reset("unload_with_stale");
 	for (i = 0; i < n && i < LATENCY_UNLOADS; i++)
 		close(fds[i]);
 	if (latency_report("unload_with_stale", nstale))
 		return 1;
 
-	latency_reset();
+	latency_reset("close_all");
 	for (i = 0; i < nstale; i++)
 		close(stale[i]);
 	for (i = LATENCY_UNLOADS; i < n; i++)
