@@ -9,9 +9,9 @@
  * walks one list per kallsyms rank (stock's sections, each in the order of
  * stock's list) with a cursor, so a full read is linear.  Adding and
  * deleting are the only way in and out, and both announce the region to
- * perf with a PERF_RECORD_KSYMBOL record from here, under the registry's
- * lock, so that the records of one region are ordered like the registry's
- * own changes and every register record has exactly one unregister record.
+ * perf with a PERF_RECORD_KSYMBOL record from here, just after dropping
+ * the registry's lock (see dyntext_announce()), so that every register
+ * record has exactly one unregister record.
  *
  * See Documentation/core-api/dyntext.rst.
  */
