@@ -45,6 +45,7 @@
  * Results are printed as "name,param,value,unit" lines; lines starting
  * with "#" are notes.
  */
+#define _GNU_SOURCE	/* sched_setaffinity(); 6.1's lib.mk does not define it */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
