@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -260,6 +261,65 @@ TEST_F(modrec, only_on_request)
 	EXPECT_EQ(4, asked);	/* core and init, each registered and gone */
 	EXPECT_EQ(0, plain.lost);
 	rec_stream_close(&plain);
+}
+
+/* The flags word of attr (the bits after read_format). */
+static __u64 attr_flags(const struct perf_event_attr *attr)
+{
+	__u64 flags;
+
+	memcpy(&flags, (const char *)attr + offsetof(struct perf_event_attr, read_format) +
+	       sizeof(attr->read_format), sizeof(flags));
+	return flags;
+}
+
+static void attr_set_flag(struct perf_event_attr *attr, int bit)
+{
+	__u64 flags = attr_flags(attr) | 1ULL << bit;
+
+	memcpy((char *)attr + offsetof(struct perf_event_attr, read_format) +
+	       sizeof(attr->read_format), &flags, sizeof(flags));
+}
+
+/*
+ * The attr bits of the series come after those upstream has given:
+ * ksymbol_module is flags bit 40 and ksymbol_text bit 41, on every base.
+ * Bits 38 and 39 are upstream's defer_callchain and defer_output (Linux
+ * 7), which this kernel refuses (-EINVAL), as stock does: a newer perf
+ * asking for deferred callchains falls back as on a stock kernel instead
+ * of getting module records or code.  Bits 40 and 41, with ksymbol, open.
+ */
+TEST(attr_bits_after_upstream)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+	};
+	struct perf_event_attr with = attr;
+	int bit, fd;
+
+	with.ksymbol_module = 1;
+	EXPECT_EQ(1ULL << 40, attr_flags(&with) ^ attr_flags(&attr));
+	with = attr;
+	with.ksymbol_text = 1;
+	EXPECT_EQ(1ULL << 41, attr_flags(&with) ^ attr_flags(&attr));
+
+	attr.ksymbol = 1;
+	for (bit = 38; bit <= 41; bit++) {
+		with = attr;
+		attr_set_flag(&with, bit);
+		fd = syscall(__NR_perf_event_open, &with, -1, 0, -1, 0);
+		if (bit < 40) {
+			EXPECT_EQ(-1, fd) TH_LOG("bit %d accepted", bit);
+			EXPECT_EQ(EINVAL, errno);
+		} else {
+			EXPECT_LE(0, fd) TH_LOG("bit %d: %s", bit, strerror(errno));
+		}
+		if (fd >= 0)
+			close(fd);
+	}
 }
 
 TEST_HARNESS_MAIN

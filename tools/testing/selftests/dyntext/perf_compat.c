@@ -11,16 +11,19 @@
  * kernel must record and report without an error and name (1) and (3);
  * the perf of the patched tree on the patched kernel also names (2) by
  * function in its [module].  A module present at the start and reloaded
- * during the session is named by function in every cell.
+ * during the session is named by function in every cell: in perf.data, in
+ * pipe mode and in perf top.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -83,11 +86,11 @@ FIXTURE_TEARDOWN(compat)
 /* perf args on the recorded data: its exit status, error lines in *errors. */
 static int perf_status(struct perf_run *r, const char *args, int *errors)
 {
-	char cmd[PATH_MAX + 512], line[1024];
+	char cmd[PATH_MAX + 512], line[1024], in[160];
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "%s %s -i %s 2>&1 >/dev/null", r->perf,
-		 args, r->data);
+	snprintf(cmd, sizeof(cmd), "%s %s %s 2>&1 >/dev/null", r->perf, args,
+		 perf_input(r, in, sizeof(in)));
 	f = popen(cmd, "r");
 	if (!f)
 		return -errno;
@@ -111,38 +114,6 @@ static int module_spin(const char *mod, const char *ms)
 	return write_str(path, ms, 0);
 }
 
-struct next_sym {
-	const char *mod;
-	unsigned long long after, next;
-};
-
-static int next_sym_fn(const struct ksym_line *l, void *arg)
-{
-	struct next_sym *n = arg;
-
-	if (!strcmp(l->mod, n->mod) && l->addr > n->after && l->addr < n->next)
-		n->next = l->addr;
-	return 0;
-}
-
-/*
- * The address range [lo, hi) of the busy function of a loaded module: up
- * to the next symbol of the module, or the end of its text.
- */
-static int busy_range(const char *mod, unsigned long long *lo,
-		      unsigned long long *hi)
-{
-	struct next_sym n = { .mod = mod, .next = ~0ULL };
-
-	if (kallsyms_sym_count(BUSY, mod, 't', lo, NULL) != 1)
-		return -ENOENT;
-	n.after = *lo;
-	if (kallsyms_for_each(next_sym_fn, &n) || n.next == ~0ULL)
-		return -ENOENT;
-	*hi = n.next;
-	return 0;
-}
-
 TEST_F_TIMEOUT(compat, record_and_report, 180)
 {
 	unsigned long long early_lo, early_hi, late_lo, late_hi;
@@ -154,7 +125,7 @@ TEST_F_TIMEOUT(compat, record_and_report, 180)
 	__u32 len;
 	int fd, errors, status;
 
-	ASSERT_EQ(0, busy_range(EARLY, &early_lo, &early_hi));
+	ASSERT_EQ(0, module_sym_range(EARLY, BUSY, &early_lo, &early_hi));
 	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
 
 	/*
@@ -173,7 +144,7 @@ TEST_F_TIMEOUT(compat, record_and_report, 180)
 
 	/* (2): comes, runs, goes; then comes and goes at once. */
 	ASSERT_EQ(0, test_module_load(LATE, ""));
-	ASSERT_EQ(0, busy_range(LATE, &late_lo, &late_hi));
+	ASSERT_EQ(0, module_sym_range(LATE, BUSY, &late_lo, &late_hi));
 	ASSERT_EQ(0, module_spin(LATE, "1000"));
 	ASSERT_EQ(0, test_module_unload(LATE));
 	ASSERT_EQ(0, test_module_load(LATE, ""));
@@ -219,6 +190,42 @@ TEST_F_TIMEOUT(compat, record_and_report, 180)
 	}
 }
 
+/* Unload the module present at the start, load it again where it was. */
+static void reload_early(struct __test_metadata *_metadata)
+{
+	unsigned long long lo, hi, lo2, hi2;
+
+	ASSERT_EQ(0, module_sym_range(EARLY, BUSY, &lo, &hi));
+	ASSERT_EQ(0, test_module_unload(EARLY));
+	ASSERT_EQ(0, test_module_load(EARLY, ""));
+	ASSERT_EQ(0, module_sym_range(EARLY, BUSY, &lo2, &hi2));
+	/* Where the first load was, as the module allocator tends to do. */
+	ASSERT_EQ(lo, lo2);
+}
+
+static void record_reloaded(struct __test_metadata *_metadata,
+			    struct perf_run *run)
+{
+	unsigned long long lo, hi;
+	struct samples c;
+	int errors;
+
+	ASSERT_EQ(0, perf_record_start(run, NULL));
+	reload_early(_metadata);
+	ASSERT_EQ(0, module_spin(EARLY, "1000"));
+	ASSERT_EQ(0, module_sym_range(EARLY, BUSY, &lo, &hi));
+	ASSERT_EQ(0, perf_record_stop(run));
+
+	EXPECT_EQ(0, perf_status(run, "report --stdio", &errors));
+	EXPECT_EQ(0, errors);
+	ASSERT_EQ(0, count_samples(run, lo, hi, BUSY, "[" EARLY "]", &c));
+	TH_LOG("%s in [%s], reloaded: %llu samples named, %llu not%s%s", BUSY,
+	       EARLY, c.named, c.other, c.other ? ", first: " : "",
+	       c.first_other);
+	EXPECT_LT(0, c.named);	/* how many: the emulator's speed */
+	EXPECT_EQ(0, c.other);
+}
+
 /*
  * The module present at the start is unloaded and loaded again (at the
  * same address) while perf records, then runs: every perf on every kernel
@@ -229,28 +236,101 @@ TEST_F_TIMEOUT(compat, record_and_report, 180)
  */
 TEST_F_TIMEOUT(compat, module_reloaded, 180)
 {
-	unsigned long long lo, hi, lo2, hi2;
-	struct samples c;
-	int errors;
+	record_reloaded(_metadata, &self->run);
+}
 
-	ASSERT_EQ(0, busy_range(EARLY, &lo, &hi));
-	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
-	ASSERT_EQ(0, test_module_unload(EARLY));
-	ASSERT_EQ(0, test_module_load(EARLY, ""));
-	ASSERT_EQ(0, busy_range(EARLY, &lo2, &hi2));
-	/* Where the first load was, as the module allocator tends to do. */
-	ASSERT_EQ(lo, lo2);
+/*
+ * The same in pipe mode (perf record -o - | perf report -i -), where
+ * perf.data's features, the module functions perf record keeps included,
+ * are written before the session: the patched perf must name the reloaded
+ * module's functions as stock perf does, from the module's dso of the start.
+ */
+TEST_F_TIMEOUT(compat, module_reloaded_pipe, 180)
+{
+	self->run.pipe = true;
+	record_reloaded(_metadata, &self->run);
+}
+
+/* Wait up to s seconds for a line of file that contains str. */
+static bool file_has(const char *file, const char *str, int s)
+{
+	char line[1024];
+	bool found = false;
+	FILE *f;
+
+	for (s *= 10; !found && s-- > 0; usleep(100 * 1000)) {
+		f = fopen(file, "r");
+		while (f && !found && fgets(line, sizeof(line), f))
+			found = strstr(line, str);
+		if (f)
+			fclose(f);
+	}
+	return found;
+}
+
+/*
+ * perf top (--stdio, whose tables go to a file) while the module present
+ * at the start is unloaded, loaded again at the same address and runs:
+ * its entries in [module] name the busy function, never an address, with
+ * every perf on every kernel.  perf top keeps no perf.data features: the
+ * patched perf must name the module as stock perf does.
+ */
+TEST_F_TIMEOUT(compat, module_reloaded_top, 180)
+{
+	char out[sizeof(self->run.dir) + 8], line[1024];
+	int in[2], named = 0, other = 0, fd;
+	FILE *f;
+
+	snprintf(self->run.dir, sizeof(self->run.dir), "/tmp/dyntext-top.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->run.dir));
+	snprintf(out, sizeof(out), "%s/out", self->run.dir);
+	/* perf top's input: a pipe that stays open and silent. */
+	ASSERT_EQ(0, pipe(in));
+	self->run.pid = fork();
+	ASSERT_LE(0, self->run.pid);
+	if (!self->run.pid) {
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(in[0], 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(in[1]);
+		/* Not a terminal: lines as long and tables as tall as needed. */
+		setenv("COLUMNS", "400", 1);
+		setenv("LINES", "200", 1);
+		execl(self->run.perf, "perf", "top", "--stdio", "-a", "-e",
+		      "cpu-clock", "-F", "999", "-d", "1", "--sort", "dso,sym",
+		      "-E", "200", NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	/* A kernel entry: perf top has read the kernel's and modules' symbols. */
+	ASSERT_TRUE(file_has(out, "[k] ", 90))
+		TH_LOG("perf top printed no kernel entry in 90 s");
+	reload_early(_metadata);
 	ASSERT_EQ(0, module_spin(EARLY, "1000"));
-	ASSERT_EQ(0, perf_record_stop(&self->run));
+	/* Two tables after the run. */
+	sleep(3);
+	kill(self->run.pid, SIGINT);
+	waitpid(self->run.pid, NULL, 0);
+	self->run.pid = 0;
+	close(in[1]);
 
-	EXPECT_EQ(0, perf_status(&self->run, "report --stdio", &errors));
-	EXPECT_EQ(0, errors);
-	ASSERT_EQ(0, count_samples(&self->run, lo, hi, BUSY, "[" EARLY "]", &c));
-	TH_LOG("%s in [%s], reloaded: %llu samples named, %llu not%s%s", BUSY,
-	       EARLY, c.named, c.other, c.other ? ", first: " : "",
-	       c.first_other);
-	EXPECT_LT(0, c.named);	/* how many: the emulator's speed */
-	EXPECT_EQ(0, c.other);
+	f = fopen(out, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "[" EARLY "]"))
+			continue;
+		if (strstr(line, BUSY))
+			named++;
+		else if (strstr(line, "[k] 0x") && !other++)
+			fprintf(stderr, "# first unnamed: %s", line);
+	}
+	fclose(f);
+	TH_LOG("entries of [%s]: %d name %s, %d an address", EARLY, named,
+	       BUSY, other);
+	EXPECT_LT(0, named);
+	EXPECT_EQ(0, other);
 }
 
 /* Run perf (argv, NULL-terminated) in dir as nobody: its exit status. */

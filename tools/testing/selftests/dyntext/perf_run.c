@@ -63,11 +63,14 @@ int perf_record_start(struct perf_run *r, const char *opt)
 			snprintf(log, sizeof(log), "%s/stderr", r->dir);
 			err = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		}
+		if (r->pipe)
+			null = open(r->data, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		dup2(null, 1);
 		dup2(err, 2);
 		execl(r->perf, "perf", "record", r->verbose ? "-v" : "-q", "-a",
 		      "-e", r->event ?: "cpu-clock", "-F", "999", "-D", "-1",
-		      "--control", ctlarg, "-o", r->data, opt, NULL);
+		      "--control", ctlarg, "-o", r->pipe ? "-" : r->data, opt,
+		      NULL);
 		_exit(127);
 	}
 	cfd = open(ctl, O_WRONLY);
@@ -135,12 +138,18 @@ void perf_run_cleanup(struct perf_run *r)
 	}
 }
 
+const char *perf_input(struct perf_run *r, char *buf, size_t len)
+{
+	snprintf(buf, len, r->pipe ? "-i - < %s" : "-i %s", r->data);
+	return buf;
+}
+
 FILE *perf_output(struct perf_run *r, const char *args)
 {
-	char cmd[PATH_MAX + 512];
+	char cmd[PATH_MAX + 512], in[160];
 
-	snprintf(cmd, sizeof(cmd), "%s %s -i %s 2>/dev/null", r->perf, args,
-		 r->data);
+	snprintf(cmd, sizeof(cmd), "%s %s %s 2>/dev/null", r->perf, args,
+		 perf_input(r, in, sizeof(in)));
 	return popen(cmd, "r");
 }
 

@@ -7,6 +7,7 @@
 #define DYNTEXT_PERF_RUN_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -17,6 +18,7 @@ struct perf_run {
 	pid_t pid;
 	const char *event;	/* perf record -e: NULL for cpu-clock */
 	int verbose;		/* perf record -v, its stderr in dir/stderr */
+	bool pipe;		/* perf record -o - > data, perf report -i - < data */
 };
 
 /*
@@ -38,6 +40,8 @@ int perf_record_stop(struct perf_run *r);
 /* Kill a perf record still running and remove its directory. */
 void perf_run_cleanup(struct perf_run *r);
 
+/* The shell words that give the recorded data to perf report or script. */
+const char *perf_input(struct perf_run *r, char *buf, size_t len);
 /* Run perf with args on the recorded data; its stdout goes to a FILE. */
 FILE *perf_output(struct perf_run *r, const char *args);
 

@@ -155,10 +155,28 @@ FIXTURE_TEARDOWN(perf)
 }
 
 /*
+ * Feature bits 32 to 35 of perf.data's header (adds_features, after the
+ * magic, size, attr_size and the attrs, data and event_types sections).
+ */
+static int header_features_32_35(struct perf_run *r)
+{
+	__u64 words[4];
+	int fd = open(r->data, O_RDONLY);
+	ssize_t n = -1;
+
+	if (fd >= 0) {
+		n = pread(fd, words, sizeof(words), 3 * 8 + 3 * 16);
+		close(fd);
+	}
+	return n == sizeof(words) ? (words[0] >> 32) & 0xf : -1;
+}
+
+/*
  * The module comes and goes while perf records: perf.data keeps its text
  * region and functions (HEADER_KMOD_TEXT, exactly what the kernel announced
  * and /proc/kallsyms listed), and every sample in the module's text is
- * named dyntext_test_busy in [dyntext_test].
+ * named dyntext_test_busy in [dyntext_test].  HEADER_KMOD_TEXT is feature
+ * 35, after upstream's 32 to 34, which this perf does not write.
  */
 TEST_F_TIMEOUT(perf, module_loaded_during_record, 90)
 {
@@ -186,6 +204,7 @@ TEST_F_TIMEOUT(perf, module_loaded_during_record, 90)
 	EXPECT_EQ(len, h.len);
 	EXPECT_EQ(nfuncs, h.funcs);
 	EXPECT_STREQ("none", h.file);	/* not installed */
+	EXPECT_EQ(1 << 3, header_features_32_35(&self->run));
 
 	ASSERT_EQ(0, count_samples(&self->run, busy, addr + len,
 				   "dyntext_test_busy", "[" MOD "]", &c));
@@ -306,6 +325,8 @@ static void uninstall_module(void)
 		return;
 	snprintf(ko, sizeof(ko), "/lib/modules/%s/extra/" MOD ".ko", uts.release);
 	unlink(ko);
+	strcat(ko, ".xz");
+	unlink(ko);
 }
 
 /*
@@ -381,6 +402,79 @@ static int wait_kallsyms_read(struct perf_run *r)
 	for (i = 0; i < 100 && !(n = perf_record_log_count(r, KALLSYMS_READ)); i++)
 		usleep(100000);
 	return n;
+}
+
+/*
+ * The module's file is installed compressed, and perf cannot read its
+ * build-id: here a truncated .ko.xz, as a module compressed with what the
+ * perf at hand was built without.  perf.data keeps the file (perf report
+ * checks it) with the build-id the module's ksymbol record carried.
+ */
+TEST_F_TIMEOUT(perf, module_file_build_id_unreadable, 90)
+{
+	char cmd[3 * PATH_MAX], ko[PATH_MAX], bid[64] = "";
+	struct header_text h;
+	struct utsname uts;
+
+	ASSERT_EQ(0, uname(&uts));
+	snprintf(ko, sizeof(ko), "/lib/modules/%s/extra/" MOD ".ko.xz", uts.release);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p /lib/modules/%s/extra && xz -c %s/" MOD ".ko | head -c 2048 > %s",
+		 uts.release, test_binary_dir(), ko);
+	ASSERT_EQ(0, system(cmd));
+	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
+	ASSERT_EQ(0, test_module_load(MOD, ""));
+	ASSERT_EQ(0, module_build_id(MOD, bid, sizeof(bid)));
+	ASSERT_NE(NULL, rec_wait_name(&self->s, MOD, 0));
+	ASSERT_EQ(0, test_module_unload(MOD));
+	ASSERT_NE(NULL, rec_wait_name(&self->s, MOD,
+				      PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER));
+	ASSERT_EQ(0, perf_record_stop(&self->run));
+	header_module_text(&self->run, MOD, &h);
+	EXPECT_STREQ(ko, h.file);
+	EXPECT_STREQ(bid, h.build_id);
+}
+
+/*
+ * Two builds of the module, with their functions at different offsets
+ * (dyntext_test_other.ko has 2 KiB more code before dyntext_test_busy()),
+ * are installed in turn at the same path, and each is loaded, runs and is
+ * unloaded while perf records: perf script names the samples of each load
+ * from that load's build, in the dso of the installed file.  perf record
+ * puts each build's file in the build-id cache while it is the installed
+ * one; perf report gives each build-id a dso of its own.
+ */
+TEST_F_TIMEOUT(perf, module_two_builds_one_path, 120)
+{
+	char ko[PATH_MAX], home[] = "/tmp/dyntext-home.XXXXXX";
+	unsigned long long text[2], lo[2], hi[2];
+	struct samples c;
+	int i;
+
+	ASSERT_NE(NULL, mkdtemp(home));
+	ASSERT_EQ(0, setenv("HOME", home, 1));	/* the build-id cache */
+	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, install_module(i ? MOD "_other" : MOD, ko, sizeof(ko)));
+		ASSERT_EQ(0, test_module_load_file(ko, ""));
+		text[i] = module_section_addr(MOD, ".text");
+		ASSERT_EQ(0, module_sym_range(MOD, "dyntext_test_busy", &lo[i], &hi[i]));
+		ASSERT_EQ(0, write_str("/sys/module/" MOD "/parameters/spin_ms", "1000", 0));
+		ASSERT_EQ(0, test_module_unload(MOD));
+	}
+	ASSERT_EQ(0, perf_record_stop(&self->run));
+	/* Each build's function is where the other's has other code. */
+	ASSERT_LE(hi[0] - text[0], lo[1] - text[1]);
+
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, count_samples(&self->run, lo[i], hi[i],
+					   "dyntext_test_busy", ko, &c));
+		TH_LOG("build %d: %llu samples in dyntext_test_busy, %llu not%s%s",
+		       i, c.named, c.other, c.other ? ", first: " : "",
+		       c.first_other);
+		EXPECT_LT(0, c.named);	/* how many: the emulator's speed */
+		EXPECT_EQ(0, c.other);
+	}
 }
 
 /*
@@ -815,6 +909,65 @@ static double ms_since(const struct timespec *t0)
 }
 
 /*
+ * Replays again perf record may have made in ms milliseconds: the n-th
+ * comes at least 100 ms << (n - 1) (at most 10 s) after the one before.
+ */
+static int rereplays_within(double ms)
+{
+	double t = 0, wait = 100;
+	int n = 0;
+
+	while ((t += wait) <= ms) {
+		n++;
+		wait = wait * 2 > 10000 ? 10000 : wait * 2;
+	}
+	return n;
+}
+
+/*
+ * Side-band records lost again and again (perf record stopped while ten
+ * programs come and go, 20 times): perf record replays again after a
+ * loss, but backs off, so that a consumer too slow for its buffers is not
+ * fed ever more records.  Without a backoff every loss was followed by a
+ * replay (one check every 100 ms).
+ */
+TEST_F_TIMEOUT(perf, lost_sideband_backs_off, 180)
+{
+	struct prog_records c;
+	struct ksym_abi *skel;
+	struct timespec t0;
+	__u64 addr[3] = {};
+	__u32 len[3] = {};
+	int i, j, lost;
+	double ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, perf_record_start(&self->run, "--mmap-pages=1"));
+	for (i = 0; i < 20; i++) {
+		ASSERT_EQ(0, kill(self->run.pid, SIGSTOP));
+		for (j = 0; j < 10; j++) {
+			skel = ksym_abi__open_and_load();
+			ASSERT_NE(NULL, skel);
+			ksym_abi__destroy(skel);
+		}
+		ASSERT_EQ(0, kill(self->run.pid, SIGCONT));
+		usleep(200000);
+	}
+	ASSERT_EQ(0, perf_record_stop(&self->run));
+	ms = ms_since(&t0);
+
+	lost = count_lost(&self->run);
+	EXPECT_LE(2, lost);
+	ASSERT_EQ(0, count_prog_records(&self->run, addr, len, 0, true, &c));
+	/* The replay at start, at least one again, no more than allowed. */
+	EXPECT_LE(2, c.replay_end);
+	EXPECT_GE(1 + rereplays_within(ms) + 1, c.replay_end)
+		TH_LOG("%d replays in %.0f ms", c.replay_end, ms);
+	TH_LOG("%d replays in %.0f ms (%d allowed after the first), %d losses",
+	       c.replay_end, ms, rereplays_within(ms) + 1, lost);
+}
+
+/*
  * A BPF program loaded, run for 8 ms and unloaded while perf records is
  * gone when perf annotate runs: its samples are annotated all the same,
  * from the code the kernel put in the stream (attr.ksymbol_text).  The
@@ -877,6 +1030,94 @@ TEST_F_TIMEOUT(perf, bpf_program_gone_annotated, 90)
 	/* The loop alone is more than 10 instructions. */
 	EXPECT_LT(10, a.lines);
 	EXPECT_LT(0, a.hit);
+}
+
+/*
+ * Write arch over perf.data's HEADER_ARCH string (feature 6), which must
+ * have room for it: the feature sections follow the data, one { offset,
+ * size } for each feature bit set in the header, in bit order.
+ */
+static int perf_data_set_arch(const char *path, const char *arch)
+{
+	__u64 hdr[13], sec[2], feat_off;
+	int fd = open(path, O_RDWR), bit, k = 0, ret = -EINVAL;
+	__u32 len;
+
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, hdr, sizeof(hdr), 0) != sizeof(hdr))
+		goto out;
+	feat_off = hdr[5] + hdr[6];	/* data.offset + data.size */
+	for (bit = 1; bit < 6; bit++)
+		k += (hdr[9] >> bit) & 1;
+	if (!((hdr[9] >> 6) & 1) ||
+	    pread(fd, sec, sizeof(sec), feat_off + k * sizeof(sec)) != sizeof(sec) ||
+	    pread(fd, &len, sizeof(len), sec[0]) != sizeof(len) ||
+	    len <= strlen(arch))
+		goto out;
+	if (pwrite(fd, arch, strlen(arch) + 1, sec[0] + sizeof(len)) ==
+	    (ssize_t)strlen(arch) + 1)
+		ret = 0;
+out:
+	close(fd);
+	return ret;
+}
+
+/*
+ * perf annotate --objdump of code that came in the stream gives objdump a
+ * file that says the machine perf.data was recorded on: with perf.data's
+ * arch rewritten to aarch64, the ELF header of the file objdump gets says
+ * AArch64 (an objdump script that runs readelf first tells), where it said
+ * the machine perf runs on before.
+ */
+TEST_F_TIMEOUT(perf, stream_code_file_for_recorded_arch, 90)
+{
+	char sym[KSYM_NAME_LEN], tag[2 * BPF_TAG_SIZE + 1], script[128];
+	char log[128], opt[160], line[256];
+	struct bpf_prog_info info;
+	struct ksym_abi *skel;
+	struct annotated a;
+	struct bpf_run run = { .secs = 1.0, .repeat = 100 };
+	__u64 ksyms[3];
+	__u32 lens[3];
+	int fd, aarch64 = 0, other = 0;
+	FILE *f;
+
+	ASSERT_EQ(0, perf_record_start(&self->run, "-F10000"));
+	skel = ksym_abi__open_and_load();
+	ASSERT_NE(NULL, skel);
+	fd = bpf_program__fd(skel->progs.ksym_abi_main);
+	ASSERT_EQ(3, bpf_prog_funcs(fd, &info, ksyms, lens, 3));
+	tag_hex(info.tag, tag);
+	snprintf(sym, sizeof(sym), "bpf_prog_%s_ksym_abi_main", tag);
+	ASSERT_EQ(0, bpf_run(fd, &run));
+	ksym_abi__destroy(skel);
+	ASSERT_EQ(0, perf_record_stop(&self->run));
+	ASSERT_EQ(0, perf_data_set_arch(self->run.data, "aarch64"));
+
+	snprintf(script, sizeof(script), "%s/objdump", self->run.dir);
+	snprintf(log, sizeof(log), "%s/machines", self->run.dir);
+	f = fopen(script, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "#!/bin/sh\nfor f; do :; done\n"
+		"readelf -h \"$f\" | sed -n 's/^ *Machine: *//p' >> %s\n"
+		"exec objdump \"$@\"\n", log);
+	fclose(f);
+	ASSERT_EQ(0, chmod(script, 0755));
+	snprintf(opt, sizeof(opt), "--objdump=%s", script);
+	ASSERT_EQ(0, perf_annotate(&self->run, opt, sym, &a));
+
+	f = fopen(log, "r");
+	ASSERT_NE(NULL, f) TH_LOG("perf annotate never ran objdump for %s", sym);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strcmp(line, "AArch64\n"))
+			aarch64++;
+		else if (!other++)
+			TH_LOG("objdump got a file for %.*s", (int)strcspn(line, "\n"), line);
+	}
+	fclose(f);
+	EXPECT_LT(0, aarch64);
+	EXPECT_EQ(0, other);
 }
 
 /*

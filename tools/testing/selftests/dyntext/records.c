@@ -675,6 +675,34 @@ int kallsyms_sym_count(const char *name, const char *mod, char type,
 	return c.count;
 }
 
+struct next_sym {
+	const char *mod;
+	unsigned long long after, next;
+};
+
+static int next_sym_fn(const struct ksym_line *l, void *arg)
+{
+	struct next_sym *n = arg;
+
+	if (!strcmp(l->mod, n->mod) && l->addr > n->after && l->addr < n->next)
+		n->next = l->addr;
+	return 0;
+}
+
+int module_sym_range(const char *mod, const char *name, unsigned long long *lo,
+		     unsigned long long *hi)
+{
+	struct next_sym n = { .mod = mod, .next = ~0ULL };
+
+	if (kallsyms_sym_count(name, mod, 't', lo, NULL) != 1)
+		return -ENOENT;
+	n.after = *lo;
+	if (kallsyms_for_each(next_sym_fn, &n) || n.next == ~0ULL)
+		return -ENOENT;
+	*hi = n.next;
+	return 0;
+}
+
 const char *test_binary_dir(void)
 {
 	static char dir[PATH_MAX];
@@ -691,15 +719,10 @@ const char *test_binary_dir(void)
 	return dir;
 }
 
-int test_module_load(const char *mod, const char *params)
+int test_module_load_file(const char *path, const char *params)
 {
-	const char *dir = test_binary_dir();
-	char path[PATH_MAX];
 	int fd, ret;
 
-	if (!dir)
-		return -errno;
-	snprintf(path, sizeof(path), "%s/%s.ko", dir, mod);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -707,6 +730,17 @@ int test_module_load(const char *mod, const char *params)
 	ret = ret ? -errno : 0;
 	close(fd);
 	return ret;
+}
+
+int test_module_load(const char *mod, const char *params)
+{
+	const char *dir = test_binary_dir();
+	char path[PATH_MAX];
+
+	if (!dir)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/%s.ko", dir, mod);
+	return test_module_load_file(path, params);
 }
 
 unsigned long long module_section_addr(const char *mod, const char *section)

@@ -166,12 +166,20 @@ bool kallsyms_dynamic_tag(const char *mod);
  */
 int kallsyms_sym_count(const char *name, const char *mod, char type,
 		       unsigned long long *addr, char *type_seen);
+/*
+ * The address range [*lo, *hi) of text symbol name of loaded module mod:
+ * up to the module's next symbol.  0, or -ENOENT.
+ */
+int module_sym_range(const char *mod, const char *name, unsigned long long *lo,
+		     unsigned long long *hi);
 
 /*
  * The test binary's directory, read once: after unshare(CLONE_NEWNS) in
  * the guest's chroot, /proc/self/exe shows the path outside the chroot.
  */
 const char *test_binary_dir(void);
+/* Load (finit_module) the module file path: 0 or -errno. */
+int test_module_load_file(const char *path, const char *params);
 /* Load (finit_module) MOD.ko from the test binary's directory, unload it. */
 int test_module_load(const char *mod, const char *params);
 int test_module_unload(const char *mod);

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The tests this series adds where upstream keeps them, run in the guest:
- * the perf tests "maps__fixup_overlappings" and "ksymbol maps"
- * (tools/perf/tests/maps.c), the
- * perf shell tests record_module.sh and annotate_bpf_gone.sh
- * (tools/perf/tests/shell) and the libperf
- * test test_mmap_read_done() (tools/lib/perf/tests/test-evlist.c).  Each
+ * the perf tests "maps__fixup_overlappings", "ksymbol maps" and "ksymbol
+ * text" (tools/perf/tests/maps.c), the perf shell tests record_module.sh
+ * and annotate_bpf_gone.sh (tools/perf/tests/shell) and the libperf test
+ * test_mmap_read_done() (tools/lib/perf/tests/test-evlist.c).  Each
  * passes only if its output says that the test ran and passed.
  */
 #include <errno.h>
@@ -83,6 +82,11 @@ TEST_F_TIMEOUT(upstream, perf_test_maps_fixup_overlappings, 30)
 TEST_F_TIMEOUT(upstream, perf_test_ksymbol_maps, 30)
 {
 	perf_test(_metadata, "ksymbol maps");
+}
+
+TEST_F_TIMEOUT(upstream, perf_test_ksymbol_text, 30)
+{
+	perf_test(_metadata, "ksymbol text");
 }
 
 /*

@@ -9,6 +9,11 @@
  * Writing N to calls_ms calls dyntext_test_tick() in a loop for N ms, so
  * that samples land in what a tracer attached to it runs (a BPF or ftrace
  * trampoline, an optimized kprobe's buffer).
+ *
+ * Built with DYNTEXT_TEST_OTHER_BUILD (module_other/), it is another build
+ * of the same module: a function of 2 KiB of nops before
+ * dyntext_test_busy() moves that and the functions after it (both builds
+ * keep the functions in the order of this file: -fno-toplevel-reorder).
  */
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
@@ -21,6 +26,17 @@ module_param(fail_init, bool, 0400);
 MODULE_PARM_DESC(fail_init, "Fail module_init with -EINVAL");
 
 static unsigned long dyntext_test_sink;
+
+#ifdef DYNTEXT_TEST_OTHER_BUILD
+static noinline void dyntext_test_other_build(void)
+{
+	asm volatile(".rept 2048\n\tnop\n\t.endr");
+}
+#else
+static inline void dyntext_test_other_build(void)
+{
+}
+#endif
 
 static noinline void dyntext_test_busy(unsigned int ms)
 {
@@ -84,6 +100,8 @@ MODULE_PARM_DESC(spin_ms, "Write N: stay busy in dyntext_test_busy() for N ms");
 
 static int calls_ms_set(const char *val, const struct kernel_param *kp)
 {
+	/* Not called only from init: not moved to .text.unlikely. */
+	dyntext_test_other_build();
 	return ms_param(val, dyntext_test_calls);
 }
 
