@@ -413,9 +413,13 @@ static int wait_kallsyms_read(struct perf_run *r)
 TEST_F_TIMEOUT(perf, module_file_build_id_unreadable, 90)
 {
 	char cmd[3 * PATH_MAX], ko[PATH_MAX], bid[64] = "";
+	char home[] = "/tmp/dyntext-home.XXXXXX";
 	struct header_text h;
 	struct utsname uts;
 
+	/* Its build-id cache of its own, not the later tests'. */
+	ASSERT_NE(NULL, mkdtemp(home));
+	ASSERT_EQ(0, setenv("HOME", home, 1));
 	ASSERT_EQ(0, uname(&uts));
 	snprintf(ko, sizeof(ko), "/lib/modules/%s/extra/" MOD ".ko.xz", uts.release);
 	snprintf(cmd, sizeof(cmd),
@@ -433,6 +437,52 @@ TEST_F_TIMEOUT(perf, module_file_build_id_unreadable, 90)
 	header_module_text(&self->run, MOD, &h);
 	EXPECT_STREQ(ko, h.file);
 	EXPECT_STREQ(bid, h.build_id);
+}
+
+/*
+ * A module file perf cannot read (a truncated .ko.xz, as one compressed
+ * with what this perf was built without) went into the build-id cache
+ * under the loaded module's build-id, with a first session's perf.data.
+ * In a second session the module runs with no file installed, and perf
+ * record reads its functions from /proc/kallsyms while it is loaded: perf
+ * script names its samples with them, not from the unreadable file the
+ * cache has for the build-id.
+ */
+TEST_F_TIMEOUT(perf, module_unreadable_file_cached, 120)
+{
+	char cmd[3 * PATH_MAX], ko[PATH_MAX], home[] = "/tmp/dyntext-home.XXXXXX";
+	unsigned long long lo, hi;
+	struct samples c;
+	struct utsname uts;
+
+	ASSERT_NE(NULL, mkdtemp(home));
+	ASSERT_EQ(0, setenv("HOME", home, 1));	/* the build-id cache */
+	ASSERT_EQ(0, uname(&uts));
+	snprintf(ko, sizeof(ko), "/lib/modules/%s/extra/" MOD ".ko.xz", uts.release);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p /lib/modules/%s/extra && xz -c %s/" MOD ".ko | head -c 2048 > %s",
+		 uts.release, test_binary_dir(), ko);
+	ASSERT_EQ(0, system(cmd));
+	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
+	ASSERT_EQ(0, test_module_load(MOD, ""));
+	ASSERT_EQ(0, write_str("/sys/module/" MOD "/parameters/spin_ms", "500", 0));
+	ASSERT_EQ(0, test_module_unload(MOD));
+	ASSERT_EQ(0, perf_record_stop(&self->run));
+	perf_run_cleanup(&self->run);
+	uninstall_module();
+
+	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
+	ASSERT_EQ(0, test_module_load(MOD, ""));
+	ASSERT_EQ(0, module_sym_range(MOD, "dyntext_test_busy", &lo, &hi));
+	ASSERT_EQ(0, write_str("/sys/module/" MOD "/parameters/spin_ms", "1000", 0));
+	ASSERT_EQ(0, test_module_unload(MOD));
+	ASSERT_EQ(0, perf_record_stop(&self->run));
+	ASSERT_EQ(0, count_samples(&self->run, lo, hi, "dyntext_test_busy",
+				   "[" MOD "]", &c));
+	TH_LOG("%llu samples named dyntext_test_busy in [%s], %llu not%s%s",
+	       c.named, MOD, c.other, c.other ? ", first: " : "", c.first_other);
+	EXPECT_LT(0, c.named);	/* how many: the emulator's speed */
+	EXPECT_EQ(0, c.other);
 }
 
 /*
