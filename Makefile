@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build, boot and test the dynamic text registry patch set on Linux 6.12.y
-# (the default) or 6.1.y (BASE=6.12 or BASE=6.1; patches/$(BASE), outputs
-# in build/$(BASE)).
+# Build, boot and test the dynamic text registry patch set on Linux 7.3.y
+# (the default, where the series is developed), or its backports to 6.12.y
+# and 6.1.y (BASE=6.12 or BASE=6.1; patches/$(BASE), outputs in
+# build/$(BASE)).
 #
 #   make check      build everything, boot it under QEMU, run all tests
 #   make check CHECK_STOCK=0 CHECK_DEBUG=0   the patched kernel only
+#   make check-all  make check in full on every base, one after the other
 #   make run        build everything, boot it, show the live demo
 #   make baseline   build the stock base with the same config (build/$(BASE)/stock)
 #   make kernel | perf | selftests | module
@@ -18,7 +20,7 @@
 # linux-source-$(BASE).  DEBUG=1 adds configs/debug.config (own tree).
 
 TOP    := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
-BASE   ?= 6.12
+BASE   ?= 7.3
 export BASE
 B      := $(TOP)/build/$(BASE)
 JOBS   ?= $(shell nproc)
@@ -46,6 +48,10 @@ BZIMAGE := $(KTREE)/arch/x86/boot/bzImage
 STOCK_BZIMAGE := $(STOCK)/arch/x86/boot/bzImage
 PERF_OUT := $(B)/perf$(SFX)
 PERF   := $(PERF_OUT)/perf
+# perf of the stock tree (perf_compat's stock_perf cells).
+STOCK_PERF_TREE := $(B)/stock
+STOCK_PERF_OUT := $(B)/stock-perf
+STOCK_PERF := $(STOCK_PERF_OUT)/perf
 ST_OUT ?= $(B)/selftests$(SFX)/dyntext
 ST_NAMES := ksym_abi bpf_images visibility ool module_kallsyms module_records \
 	perf_tools perf_compat replay upstream_tests text_bytes
@@ -60,8 +66,8 @@ KMAKE = $(MAKE) -s -C $(1) -j$(JOBS) $(KBUILD_VARS)
 TIMEOUT ?= 900
 
 .PHONY: all deps tree kernel perf selftests module check run baseline bench \
-	vm vm-stock clean FORCE stress stress-build stress-check series \
-	series-check flakes latency
+	vm vm-stock clean FORCE stress stock-perf stress-build stress-check series \
+	series-check flakes latency check-all
 
 all: kernel perf selftests
 
@@ -78,14 +84,24 @@ kernel: tree
 	@$(call KMAKE,$(KTREE)) headers >/dev/null
 
 # perf's BPF skeletons stay out (scripts/perf-skel-var).
+PERF_MAKE = skel=$$($(TOP)/scripts/perf-skel-var $(1)); \
+	$(MAKE) -s -C $(1)/tools/perf -j$(JOBS) O=$(2) \
+		CC="ccache gcc" NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JEVENTS=1 NO_RUST=1 \
+		LIBBPF_DYNAMIC=1 LIBTRACEEVENT_DYNAMIC=1 WERROR=0 $$skel \
+		> $(2).log 2>&1 || { tail -30 $(2).log; exit 1; }
+
 perf: kernel
 	@echo "  BUILD   perf"
 	@mkdir -p $(PERF_OUT)
-	@skel=$$($(TOP)/scripts/perf-skel-var $(KTREE)); \
-	$(MAKE) -s -C $(KTREE)/tools/perf -j$(JOBS) O=$(PERF_OUT) \
-		CC="ccache gcc" NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JEVENTS=1 \
-		LIBBPF_DYNAMIC=1 LIBTRACEEVENT_DYNAMIC=1 WERROR=0 $$skel \
-		> $(PERF_OUT).log 2>&1 || { tail -30 $(PERF_OUT).log; exit 1; }
+	@$(call PERF_MAKE,$(KTREE),$(PERF_OUT))
+
+# The stock tree's perf, built the same way (the stock tree is only
+# extracted for it; make baseline builds its kernel).
+stock-perf: deps
+	@$(TOP)/scripts/prepare-tree $(STOCK_PERF_TREE) stock
+	@echo "  BUILD   stock perf ($$(cat $(STOCK_PERF_TREE)/.base-version))"
+	@mkdir -p $(STOCK_PERF_OUT)
+	@$(call PERF_MAKE,$(STOCK_PERF_TREE),$(STOCK_PERF_OUT))
 
 selftests module: kernel
 	@echo "  BUILD   selftests"
@@ -115,6 +131,7 @@ DUMP := kallsyms_dump
 # next to modules built against its own tree (struct module differs).
 PATCHED_RUN = $(TOP)/scripts/vm-run --kernel $(BZIMAGE) --job $(1) \
 	--timeout $(TIMEOUT) -- sh -c '$(ST_OUT)/$(DUMP) > /run/job/kallsyms.patched; \
+		STOCK_PERF=$(STOCK_PERF) \
 		$(TOP)/scripts/guest-check /run/job/results $(ST_BINS)'
 STOCK_PREPARE = $(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
 	OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
@@ -123,10 +140,12 @@ STOCK_PREPARE = $(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
 STOCK_RUN = $(TOP)/scripts/vm-run --kernel $(STOCK_BZIMAGE) --job $(1) \
 	--quiet --timeout $(TIMEOUT) -- sh -c '$(ST_OUT)/stock/$(DUMP) \
 		> /run/job/out.dump; PERF=$(PERF) DYNTEXT_TREE=$(KTREE) \
+		STOCK_PERF=$(STOCK_PERF) \
 		$(TOP)/scripts/guest-check /run/job/results \
 		$(addprefix $(ST_OUT)/stock/,$(ST_NAMES))'
 
-check: kernel perf selftests $(if $(filter-out 0,$(CHECK_STOCK)),baseline)
+check: kernel perf stock-perf selftests \
+		$(if $(filter-out 0,$(CHECK_STOCK)),baseline)
 	@rm -rf $(B)/check $(B)/check-stock && mkdir -p $(B)/check
 	@for t in $(ST_NAMES); do echo dyntext_$$t; done > $(B)/check/expected
 	@# First, the report's own tests (host only, seconds): host:report.
@@ -134,6 +153,10 @@ check: kernel perf selftests $(if $(filter-out 0,$(CHECK_STOCK)),baseline)
 	@mkdir -p $(B)/check/results && $(TOP)/scripts/test-report \
 		> $(B)/check/results/host_report.tap; \
 		echo $$? > $(B)/check/results/host_report.rc
+	@# Then one ABI on every base (host:abi): scripts/abi-check.
+	@echo host_abi >> $(B)/check/expected
+	@$(TOP)/scripts/abi-check > $(B)/check/results/host_abi.tap; \
+		echo $$? > $(B)/check/results/host_abi.rc
 	@$(call PATCHED_RUN,$(B)/check) \
 		|| echo "make check: the guest run ended with status $$?"
 ifneq ($(CHECK_STOCK),0)
@@ -181,12 +204,13 @@ ST_DEBUG_OUT := $(B)/selftests-debug/dyntext
 # The guest's limit: SECONDS and FAULT_SECONDS plus 1200 s for the rest,
 # which took about 650 s here (boot 100 s, the kselftests 515 s).
 STRESS_RUN = $(TOP)/scripts/vm-run --kernel $(DEBUG_BZIMAGE) --job $(1) \
-	--timeout $$(( $(2) + $(3) + 1200 )) -- $(TOP)/scripts/guest-stress \
+	--timeout $$(( $(2) + $(3) + 1200 )) -- \
+	env STOCK_PERF=$(STOCK_PERF) $(TOP)/scripts/guest-stress \
 	/run/job/results $(2) $(3) $(B)/perf/perf $(ST_DEBUG_OUT) $(4) \
 	|| echo "make stress: the guest run ended with status $$?"
 
 stress-build:
-	@$(MAKE) -s --no-print-directory DEBUG=0 perf
+	@$(MAKE) -s --no-print-directory DEBUG=0 perf stock-perf
 	@$(MAKE) -s --no-print-directory DEBUG=1 kernel
 	@$(MAKE) -s --no-print-directory DEBUG=1 ST_OUT=$(ST_DEBUG_OUT) selftests
 
@@ -201,7 +225,7 @@ stress: stress-build
 # RUNS and its longest time (scripts/test-times).
 RUNS ?= 5
 FLAKES_KERNELS ?= patched stock debug
-flakes: kernel perf selftests $(if $(filter stock,$(FLAKES_KERNELS)),baseline) \
+flakes: kernel perf stock-perf selftests $(if $(filter stock,$(FLAKES_KERNELS)),baseline) \
 		$(if $(filter debug,$(FLAKES_KERNELS)),stress-build)
 	@rm -rf $(B)/flakes && mkdir -p $(B)/flakes
 	@$(if $(filter stock,$(FLAKES_KERNELS)),$(STOCK_PREPARE))
@@ -238,6 +262,23 @@ latency:
 		--job $(B)/latency --timeout 3600 -- \
 		$(B)/selftests-latency/dyntext/dyntext_bench latency \
 		$(LATENCY_PROGS) $(LATENCY_STALE)
+
+# Every base in full (patched, stock and debug kernels): by hand, before
+# resolving a change that touches more than one base (CI runs the other
+# bases with the patched kernel only).  The last line sums the bases'.
+check-all:
+	@status=0; passed=0; failed=0; \
+	for base in $$(ls -d $(TOP)/patches/*/ | xargs -n1 basename | sort -rV); do \
+		echo "== make check BASE=$$base"; \
+		mkdir -p $(TOP)/build; log=$(TOP)/build/check-all-$$base; \
+		{ $(MAKE) -s --no-print-directory check BASE=$$base 2>&1; \
+			echo $$? > $$log.rc; } | tee $$log.log; \
+		[ "$$(cat $$log.rc)" = 0 ] || status=1; \
+		sum=$$(grep -E '^[0-9]+ passed, [0-9]+ failed' \
+			$$log.log | tail -n 1); \
+		[ -n "$$sum" ] || { sum="0 passed, 1 failed"; status=1; }; \
+		set -- $$sum; passed=$$((passed + $$1)); failed=$$((failed + $$3)); \
+	done; echo "$$passed passed, $$failed failed"; exit $$status
 
 run: kernel perf selftests
 	@$(TOP)/scripts/vm-run --kernel $(BZIMAGE) --timeout $(TIMEOUT) -- $(TOP)/scripts/demo $(PERF) $(ST_OUT)

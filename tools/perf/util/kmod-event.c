@@ -366,7 +366,7 @@ static void kmod_file__cache(struct kmod_capture *kc, const struct kmod_file *f,
 
 	if (!kc->cache_build_ids || !bid->size)
 		return;
-	build_id__sprintf(bid, sbuild_id);
+	build_id__snprintf(bid, sbuild_id, sizeof(sbuild_id));
 	if (!build_id_cache__cached(sbuild_id) &&
 	    build_id_cache__add_s(sbuild_id, f->path, NULL, false, false))
 		pr_debug("kmod: cannot add %s to the build-id cache\n", f->path);

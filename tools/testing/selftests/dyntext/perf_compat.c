@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Old and new perf on old and new kernels: `perf record -a` and `perf
- * report` with the perf of the patched tree and with the distribution's
- * perf (/usr/bin/perf, Debian's linux-perf 6.1), on the kernel this runs
- * on (make check runs it on the patched kernel and on stock 6.1).
+ * report` with the perf of the patched tree, the perf of the stock tree of
+ * the same base ($STOCK_PERF, make stock-perf) and the distribution's perf
+ * (/usr/bin/perf, Debian's linux-perf 6.1), on the kernel this runs on
+ * (make check runs it on the patched kernel and on the stock one).
  *
  * While perf records, (1) a module loaded before the session runs its own
  * code, (2) a second module is loaded, runs and is unloaded, and loaded
@@ -25,6 +26,7 @@
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -44,16 +46,46 @@ FIXTURE(compat) {
 	bool patched_kernel;
 };
 
+/* Which perf a test runs. */
+enum which_perf {
+	PATCHED_PERF,		/* the patched tree's (find_perf()) */
+	STOCK_PERF,		/* the stock tree's of the same base */
+	DISTRO_PERF,		/* /usr/bin/perf, Debian's */
+};
+
+/* The path of perf @which in buf: 0, or -ENOENT (unset $STOCK_PERF). */
+static int which_perf(enum which_perf which, char *buf, size_t len)
+{
+	const char *env = getenv("STOCK_PERF");
+
+	switch (which) {
+	case PATCHED_PERF:
+		return find_perf(buf, len);
+	case STOCK_PERF:
+		if (!env || !*env)
+			return -ENOENT;
+		snprintf(buf, len, "%s", env);
+		return 0;
+	default:
+		snprintf(buf, len, "/usr/bin/perf");
+		return 0;
+	}
+}
+
 FIXTURE_VARIANT(compat) {
-	bool distro;		/* /usr/bin/perf, not the patched tree's */
+	enum which_perf perf;
 };
 
 FIXTURE_VARIANT_ADD(compat, patched_perf) {
-	.distro = false,
+	.perf = PATCHED_PERF,
+};
+
+FIXTURE_VARIANT_ADD(compat, stock_perf) {
+	.perf = STOCK_PERF,
 };
 
 FIXTURE_VARIANT_ADD(compat, distro_perf) {
-	.distro = true,
+	.perf = DISTRO_PERF,
 };
 
 FIXTURE_SETUP(compat)
@@ -61,10 +93,9 @@ FIXTURE_SETUP(compat)
 	memset(&self->run, 0, sizeof(self->run));
 	if (geteuid())
 		SKIP(return, "needs root");
-	if (variant->distro)
-		snprintf(self->run.perf, sizeof(self->run.perf), "/usr/bin/perf");
-	else
-		ASSERT_EQ(0, find_perf(self->run.perf, sizeof(self->run.perf)));
+	ASSERT_EQ(0, which_perf(variant->perf, self->run.perf,
+				sizeof(self->run.perf)))
+		TH_LOG("no STOCK_PERF in the environment (make stock-perf)");
 	ASSERT_EQ(0, access(self->run.perf, X_OK))
 		TH_LOG("%s: %s (apt-get install linux-perf)", self->run.perf,
 		       strerror(errno));
@@ -112,6 +143,36 @@ static int module_spin(const char *mod, const char *ms)
 
 	snprintf(path, sizeof(path), "/sys/module/%s/parameters/spin_ms", mod);
 	return write_str(path, ms, 0);
+}
+
+/*
+ * The patched perf's perf.data is read by the stock tree's perf, and the
+ * stock perf's by the patched perf: `report` and `report --header-only`
+ * exit 0 without an error line (a newer feature or attr bit is skipped,
+ * as perf skips what it does not know).
+ */
+static void read_by_the_other(struct __test_metadata *_metadata,
+			      struct perf_run *run, enum which_perf which)
+{
+	static const char * const args[] = {
+		"report --stdio", "report --stdio --header-only",
+	};
+	char own[PATH_MAX];
+	int i, errors;
+
+	if (which == DISTRO_PERF)
+		return;		/* Debian's perf 6.1 reads no 6.12+ perf.data */
+	memcpy(own, run->perf, sizeof(own));
+	ASSERT_EQ(0, which_perf(which == PATCHED_PERF ? STOCK_PERF :
+				PATCHED_PERF, run->perf, sizeof(run->perf)))
+		TH_LOG("no STOCK_PERF in the environment (make stock-perf)");
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0, perf_status(run, args[i], &errors))
+			TH_LOG("%s %s", run->perf, args[i]);
+		EXPECT_EQ(0, errors)
+			TH_LOG("%s %s", run->perf, args[i]);
+	}
+	memcpy(run->perf, own, sizeof(own));
 }
 
 TEST_F_TIMEOUT(compat, record_and_report, 180)
@@ -184,10 +245,11 @@ TEST_F_TIMEOUT(compat, record_and_report, 180)
 				   "[" LATE "]", &c));
 	TH_LOG("(2) %s in [%s]: %llu samples named, %llu not", BUSY, LATE,
 	       c.named, c.other);
-	if (self->patched_kernel && !variant->distro) {
+	if (self->patched_kernel && variant->perf == PATCHED_PERF) {
 		EXPECT_LT(0, c.named);	/* how many: the emulator's speed */
 		EXPECT_EQ(0, c.other);
 	}
+	read_by_the_other(_metadata, &self->run, variant->perf);
 }
 
 /* Unload the module present at the start, load it again where it was. */
@@ -393,24 +455,32 @@ FIXTURE(unpriv) {
 };
 
 FIXTURE_VARIANT(unpriv) {
-	bool distro;		/* /usr/bin/perf, not the patched tree's */
+	enum which_perf perf;
 	int paranoid;
 };
 
 FIXTURE_VARIANT_ADD(unpriv, patched_perf_paranoid_2) {
-	.distro = false, .paranoid = 2,
+	.perf = PATCHED_PERF, .paranoid = 2,
 };
 
 FIXTURE_VARIANT_ADD(unpriv, patched_perf_paranoid_1) {
-	.distro = false, .paranoid = 1,
+	.perf = PATCHED_PERF, .paranoid = 1,
+};
+
+FIXTURE_VARIANT_ADD(unpriv, stock_perf_paranoid_2) {
+	.perf = STOCK_PERF, .paranoid = 2,
+};
+
+FIXTURE_VARIANT_ADD(unpriv, stock_perf_paranoid_1) {
+	.perf = STOCK_PERF, .paranoid = 1,
 };
 
 FIXTURE_VARIANT_ADD(unpriv, distro_perf_paranoid_2) {
-	.distro = true, .paranoid = 2,
+	.perf = DISTRO_PERF, .paranoid = 2,
 };
 
 FIXTURE_VARIANT_ADD(unpriv, distro_perf_paranoid_1) {
-	.distro = true, .paranoid = 1,
+	.perf = DISTRO_PERF, .paranoid = 1,
 };
 
 FIXTURE_SETUP(unpriv)
@@ -418,10 +488,8 @@ FIXTURE_SETUP(unpriv)
 	self->dir[0] = 0;
 	if (geteuid())
 		SKIP(return, "needs root");
-	if (variant->distro)
-		snprintf(self->perf, sizeof(self->perf), "/usr/bin/perf");
-	else
-		ASSERT_EQ(0, find_perf(self->perf, sizeof(self->perf)));
+	ASSERT_EQ(0, which_perf(variant->perf, self->perf, sizeof(self->perf)))
+		TH_LOG("no STOCK_PERF in the environment (make stock-perf)");
 	ASSERT_EQ(0, access(self->perf, X_OK));
 	self->paranoid = sysctl_get(PARANOID);
 	ASSERT_NE(-1000, self->paranoid);
@@ -507,6 +575,98 @@ TEST(feature_probe_own_bits)
 	EXPECT_EQ(!has, text);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	EXPECT_EQ(0, system(cmd));
+}
+
+/* Lines that perf args (stderr to the log) prints on stdout with str in them. */
+static int perf_lines(const char *perf, const char *args, const char *str)
+{
+	char cmd[PATH_MAX + 512], line[1024];
+	int n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s %s 2>/dev/null", perf, args);
+	f = popen(cmd, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		n += !!strstr(line, str);
+	return pclose(f) ? -EIO : n;
+}
+
+FIXTURE(defer) {
+	char dir[64];
+};
+
+FIXTURE_SETUP(defer)
+{
+	snprintf(self->dir, sizeof(self->dir), "/tmp/dyntext-defer.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+}
+
+FIXTURE_TEARDOWN(defer)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
+	system(cmd);
+}
+
+/*
+ * Upstream's deferred user callchains, as the stock tree's perf asks for
+ * them (perf record --call-graph fp,defer: attr.defer_callchain and
+ * defer_output, bits 38 and 39): on a base that has them, the patched
+ * kernel gives what stock gives, PERF_RECORD_CALLCHAIN_DEFERRED records
+ * that the stock and the patched perf report without an error.  On an
+ * older base both kernels refuse the bits (-EINVAL), so that perf falls
+ * back the same way on either.
+ */
+TEST_F_TIMEOUT(defer, stock_perf_fp_defer, 180)
+{
+	char perf[PATH_MAX], own[PATH_MAX], cmd[2 * PATH_MAX + 512];
+	char args[160];
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = 100000,
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN,
+		.disabled = 1,
+	};
+	int fd, deferred, errors;
+	struct perf_run run = {};
+
+	attr_set_flag(&attr, 38);
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	if (!HAVE_DEFER_CALLCHAIN) {
+		EXPECT_EQ(-1, fd);
+		EXPECT_EQ(EINVAL, errno);
+		TH_LOG("no deferred callchains on this base: bit 38 refused");
+		return;
+	}
+	ASSERT_LE(0, fd) TH_LOG("defer_callchain: %s", strerror(errno));
+	close(fd);
+
+	ASSERT_EQ(0, which_perf(STOCK_PERF, perf, sizeof(perf)))
+		TH_LOG("no STOCK_PERF in the environment (make stock-perf)");
+	ASSERT_EQ(0, find_perf(own, sizeof(own)));
+	snprintf(cmd, sizeof(cmd),
+		 "%s record -o %s/perf.data -e cpu-clock -F 999 --call-graph fp,defer -- sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done' > %s/log 2>&1",
+		 perf, self->dir, self->dir);
+	ASSERT_EQ(0, system(cmd)) log_count(self->dir, "", true);
+
+	snprintf(args, sizeof(args), "report -D -i %s/perf.data", self->dir);
+	deferred = perf_lines(perf, args, "PERF_RECORD_CALLCHAIN_DEFERRED");
+	TH_LOG("%d deferred callchain records", deferred);
+	EXPECT_LT(0, deferred);
+
+	/* Both perfs report it without an error. */
+	snprintf(run.data, sizeof(run.data), "%s/perf.data", self->dir);
+	memcpy(run.perf, perf, sizeof(run.perf));
+	EXPECT_EQ(0, perf_status(&run, "report --stdio", &errors));
+	EXPECT_EQ(0, errors);
+	memcpy(run.perf, own, sizeof(run.perf));
+	EXPECT_EQ(0, perf_status(&run, "report --stdio", &errors));
+	EXPECT_EQ(0, errors);
 }
 
 TEST_HARNESS_MAIN

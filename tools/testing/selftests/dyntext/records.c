@@ -1031,3 +1031,20 @@ bool rec_is_marker(const struct rec *r, __u16 flags)
 	       r->ksym_type == PERF_RECORD_KSYMBOL_TYPE_REPLAY_MARK &&
 	       r->flags == (PERF_RECORD_KSYMBOL_FLAGS_REPLAY | flags);
 }
+
+__u64 attr_flags(const struct perf_event_attr *attr)
+{
+	__u64 flags;
+
+	memcpy(&flags, (const char *)attr + offsetof(struct perf_event_attr, read_format) +
+	       sizeof(attr->read_format), sizeof(flags));
+	return flags;
+}
+
+void attr_set_flag(struct perf_event_attr *attr, int bit)
+{
+	__u64 flags = attr_flags(attr) | 1ULL << bit;
+
+	memcpy((char *)attr + offsetof(struct perf_event_attr, read_format) +
+	       sizeof(attr->read_format), &flags, sizeof(flags));
+}

@@ -326,4 +326,8 @@ struct prog_view {
  */
 int prog_view_get(int fd, struct prog_view *v);
 
+/* The flags word of attr (the bits after read_format), and one bit set. */
+__u64 attr_flags(const struct perf_event_attr *attr);
+void attr_set_flag(struct perf_event_attr *attr, int bit);
+
 #endif
