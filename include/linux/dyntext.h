@@ -31,7 +31,7 @@ struct dyntext;
  *
  * The registry's lines come after the modules' symbols, rank by rank: the
  * order of stock's sections and, within each, the order of stock's lists
- * (6.1, 6.12), so that /proc/kallsyms shows the same lines in the same
+ * (6.1, 6.12, 7.3), so that /proc/kallsyms shows the same lines in the same
  * order for the same objects.
  */
 enum dyntext_kallsyms_rank {
