@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
@@ -204,6 +205,51 @@ TEST_F(ool, kprobe_insn_page)
 	EXPECT_LE(kallsyms_mod_lines("kprobe_optinsn_page", mod, NULL),
 		  opt_before + 1);
 	EXPECT_EQ(0, self->s.lost);
+}
+
+/*
+ * A kprobe at a function's entry is an ftrace probe, called from the
+ * trampoline of kprobes' ftrace_ops.  Enabled, disabled and enabled again
+ * (the trampoline is kept and its call of the handler rewritten), the
+ * probed function still runs and the probe still fires.  x86 since
+ * DYNAMIC_FTRACE_WITH_JMP rewrote that call as a jmp when the handler
+ * (kprobe_ftrace_handler) was at an odd address: the probed function then
+ * crashed its caller.  getppid() is probed: only the child calls it.
+ */
+TEST_F(ool, kprobe_on_ftrace_rearmed)
+{
+	const char *enable = TRACING "/events/dyntext/ool_probe/enable";
+	unsigned long long hits = 0, handler = 0;
+	char line[256], name[64];
+	int status, i;
+	pid_t pid;
+	FILE *f;
+
+	kallsyms_sym_count("kprobe_ftrace_handler", "", 'T', &handler, NULL);
+	TH_LOG("kprobe_ftrace_handler at %#llx", handler);
+	ASSERT_EQ(0, append_file(TRACING "/kprobe_events",
+				 "p:dyntext/ool_probe __x64_sys_getppid\n"));
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, write_file(enable, i == 1 ? "0" : "1"));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(getppid() > 0 ? 0 : 1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status)) TH_LOG("getppid() killed its caller");
+	EXPECT_EQ(0, WEXITSTATUS(status));
+
+	ASSERT_EQ(0, write_file(enable, "0"));
+	f = fopen(TRACING "/kprobe_profile", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %llu", name, &hits) == 2 &&
+		    !strcmp(name, "ool_probe"))
+			break;
+	fclose(f);
+	EXPECT_LE(1, hits);
+	ASSERT_EQ(0, append_file(TRACING "/kprobe_events", "-:dyntext/ool_probe\n"));
 }
 
 /*

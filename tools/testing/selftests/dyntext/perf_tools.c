@@ -172,11 +172,27 @@ static int header_features_32_35(struct perf_run *r)
 }
 
 /*
+ * Features 32 to 35 that the perf of the running kernel's base writes:
+ * HEADER_KMOD_TEXT (35), and from Linux 7 on upstream's HEADER_E_MACHINE
+ * (33) and HEADER_CLN_SIZE (34) too (HEADER_CPU_DOMAIN_INFO, 32, only for
+ * perf sched stats).
+ */
+static int want_features_32_35(void)
+{
+	struct utsname u;
+	int major = 0;
+
+	if (!uname(&u))
+		sscanf(u.release, "%d", &major);
+	return 1 << 3 | (major >= 7 ? 1 << 1 | 1 << 2 : 0);
+}
+
+/*
  * The module comes and goes while perf records: perf.data keeps its text
  * region and functions (HEADER_KMOD_TEXT, exactly what the kernel announced
  * and /proc/kallsyms listed), and every sample in the module's text is
  * named dyntext_test_busy in [dyntext_test].  HEADER_KMOD_TEXT is feature
- * 35, after upstream's 32 to 34, which this perf does not write.
+ * 35, after upstream's 32 to 34.
  */
 TEST_F_TIMEOUT(perf, module_loaded_during_record, 90)
 {
@@ -204,7 +220,7 @@ TEST_F_TIMEOUT(perf, module_loaded_during_record, 90)
 	EXPECT_EQ(len, h.len);
 	EXPECT_EQ(nfuncs, h.funcs);
 	EXPECT_STREQ("none", h.file);	/* not installed */
-	EXPECT_EQ(1 << 3, header_features_32_35(&self->run));
+	EXPECT_EQ(want_features_32_35(), header_features_32_35(&self->run));
 
 	ASSERT_EQ(0, count_samples(&self->run, busy, addr + len,
 				   "dyntext_test_busy", "[" MOD "]", &c));
@@ -1083,31 +1099,50 @@ TEST_F_TIMEOUT(perf, bpf_program_gone_annotated, 90)
 }
 
 /*
- * Write arch over perf.data's HEADER_ARCH string (feature 6), which must
- * have room for it: the feature sections follow the data, one { offset,
- * size } for each feature bit set in the header, in bit order.
+ * Where perf.data's section of feature @feat is ({ offset, size } in @sec):
+ * the feature sections follow the data, one for each feature bit set in
+ * the header (hdr[9] holds features 0 to 63), in bit order.
  */
-static int perf_data_set_arch(const char *path, const char *arch)
+static int perf_data_feat(int fd, const __u64 *hdr, int feat, __u64 *sec)
 {
-	__u64 hdr[13], sec[2], feat_off;
-	int fd = open(path, O_RDWR), bit, k = 0, ret = -EINVAL;
-	__u32 len;
+	int bit, k = 0;
+
+	if (!((hdr[9] >> feat) & 1))
+		return -ENOENT;
+	for (bit = 1; bit < feat; bit++)
+		k += (hdr[9] >> bit) & 1;
+	if (pread(fd, sec, 2 * sizeof(*sec), hdr[5] + hdr[6] + k * 2 * sizeof(*sec)) !=
+	    2 * sizeof(*sec))
+		return -EIO;
+	return 0;
+}
+
+/*
+ * Make perf.data say it was recorded on AArch64: "aarch64" over its
+ * HEADER_ARCH string (feature 6), which has room for it, and, where perf
+ * writes HEADER_E_MACHINE (feature 33, perf 6.19 and later: { u32
+ * e_machine, u32 e_flags }), EM_AARCH64 there, which such a perf prefers.
+ */
+static int perf_data_set_aarch64(const char *path)
+{
+	const char arch[] = "aarch64";
+	__u32 len, em[2] = { 183 /* EM_AARCH64 */, 0 };
+	int fd = open(path, O_RDWR), ret = -EINVAL;
+	__u64 hdr[13], sec[2];
 
 	if (fd < 0)
 		return -errno;
-	if (pread(fd, hdr, sizeof(hdr), 0) != sizeof(hdr))
-		goto out;
-	feat_off = hdr[5] + hdr[6];	/* data.offset + data.size */
-	for (bit = 1; bit < 6; bit++)
-		k += (hdr[9] >> bit) & 1;
-	if (!((hdr[9] >> 6) & 1) ||
-	    pread(fd, sec, sizeof(sec), feat_off + k * sizeof(sec)) != sizeof(sec) ||
+	if (pread(fd, hdr, sizeof(hdr), 0) != sizeof(hdr) ||
+	    perf_data_feat(fd, hdr, 6, sec) ||
 	    pread(fd, &len, sizeof(len), sec[0]) != sizeof(len) ||
-	    len <= strlen(arch))
+	    len < sizeof(arch) ||
+	    pwrite(fd, arch, sizeof(arch), sec[0] + sizeof(len)) != sizeof(arch))
 		goto out;
-	if (pwrite(fd, arch, strlen(arch) + 1, sec[0] + sizeof(len)) ==
-	    (ssize_t)strlen(arch) + 1)
-		ret = 0;
+	ret = 0;
+	if (!perf_data_feat(fd, hdr, 33, sec) &&
+	    (sec[1] != sizeof(em) ||
+	     pwrite(fd, em, sizeof(em), sec[0]) != sizeof(em)))
+		ret = -EINVAL;
 out:
 	close(fd);
 	return ret;
@@ -1143,7 +1178,7 @@ TEST_F_TIMEOUT(perf, stream_code_file_for_recorded_arch, 90)
 	ASSERT_EQ(0, bpf_run(fd, &run));
 	ksym_abi__destroy(skel);
 	ASSERT_EQ(0, perf_record_stop(&self->run));
-	ASSERT_EQ(0, perf_data_set_arch(self->run.data, "aarch64"));
+	ASSERT_EQ(0, perf_data_set_aarch64(self->run.data));
 
 	snprintf(script, sizeof(script), "%s/objdump", self->run.dir);
 	snprintf(log, sizeof(log), "%s/machines", self->run.dir);
