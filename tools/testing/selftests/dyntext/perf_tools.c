@@ -1117,21 +1117,6 @@ static int perf_data_feat(int fd, const __u64 *hdr, int feat, __u64 *sec)
 	return 0;
 }
 
-/* Does perf.data have feature @feat? */
-static bool perf_data_has_feat(const char *path, int feat)
-{
-	int fd = open(path, O_RDONLY);
-	__u64 hdr[13];
-	bool ret;
-
-	if (fd < 0)
-		return false;
-	ret = pread(fd, hdr, sizeof(hdr), 0) == sizeof(hdr) &&
-	      ((hdr[9] >> feat) & 1);
-	close(fd);
-	return ret;
-}
-
 /*
  * Make perf.data say it was recorded on AArch64: "aarch64" over its
  * HEADER_ARCH string (feature 6), which has room for it, and, where perf
@@ -1180,7 +1165,7 @@ TEST_F_TIMEOUT(perf, stream_code_file_for_recorded_arch, 90)
 	struct bpf_run run = { .secs = 1.0, .repeat = 100 };
 	__u64 ksyms[3];
 	__u32 lens[3];
-	int fd, aarch64 = 0, other = 0;
+	int fd, aarch64 = 0, other = 0, feats;
 	FILE *f;
 
 	ASSERT_EQ(0, perf_record_start(&self->run, "-F10000"));
@@ -1222,7 +1207,8 @@ TEST_F_TIMEOUT(perf, stream_code_file_for_recorded_arch, 90)
 	 * its maps, which are this machine's: nothing in perf.data can make
 	 * them pick another, so the file can only be for this machine.
 	 */
-	if (!aarch64 && perf_data_has_feat(self->run.data, 33))
+	feats = header_features_32_35(&self->run);
+	if (!aarch64 && feats > 0 && (feats & 1 << 1))
 		SKIP(return, "perf takes the annotate arch from the thread's files, not perf.data");
 	EXPECT_LT(0, aarch64);
 	EXPECT_EQ(0, other);
