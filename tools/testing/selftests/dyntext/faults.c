@@ -5,10 +5,11 @@
  *
  * Needs CONFIG_FAULT_INJECTION with failslab, fail_page_alloc and
  * fail_dyntext (CONFIG_FAIL_DYNTEXT) in debugfs (the debug configuration).
- * Four operations, each a single system call: BPF_PROG_LOAD of a program
+ * Five operations, each a single system call: BPF_PROG_LOAD of a program
  * with two subprograms (three JITed images), finit_module of the test
  * module, finit_module of it with fail_init=1 (init fails after its text
- * was registered), and attaching an fentry program (a BPF trampoline);
+ * was registered), attaching an fentry program (a BPF trampoline), and
+ * BPF_BTF_LOAD (the parser a module's BTF goes through, on its own);
  * and, for refused registrations only, opening kprobes until the kprobe
  * cache needs a new instruction page, and starting the function tracer of
  * a tracing instance (an ftrace trampoline), which must go on without the
@@ -179,6 +180,59 @@ static void undo_mod(void)
 			return;
 		usleep(10000);
 	}
+}
+
+/*
+ * BPF_BTF_LOAD of a BTF of BTF_NR types: type 1 points to the last one,
+ * the others are ints.  A module's BTF goes through the same parser on
+ * finit_module; here its allocations fail without a module around them.
+ * The parser's array of types grows twice on the way (16, 32 entries),
+ * and a growth that fails must fail the load with -ENOMEM: a type
+ * dropped instead would leave type 1 pointing past the last one
+ * (-EINVAL), and a module's distilled-base relocation reading past its
+ * id map.
+ */
+#define BTF_NR		40
+
+static struct {
+	void *raw;
+	__u32 size;
+	int fd;
+} btfl = { .fd = -1 };
+
+static int btf_setup(void)
+{
+	struct btf *b = btf__new_empty();
+	const void *raw;
+	int i, err = 0;
+
+	if (!b)
+		return -errno;
+	if (btf__add_ptr(b, BTF_NR) < 0)
+		err = -EINVAL;
+	for (i = 2; i <= BTF_NR && !err; i++)
+		if (btf__add_int(b, "u32", 4, 0) < 0)
+			err = -EINVAL;
+	raw = err ? NULL : btf__raw_data(b, &btfl.size);
+	btfl.raw = raw ? malloc(btfl.size) : NULL;
+	if (btfl.raw)
+		memcpy(btfl.raw, raw, btfl.size);
+	else if (!err)
+		err = -ENOMEM;
+	btf__free(b);
+	return err;
+}
+
+static int op_btf(void)
+{
+	btfl.fd = bpf_btf_load(btfl.raw, btfl.size, NULL);
+	return btfl.fd < 0 ? -errno : 0;
+}
+
+static void undo_btf(void)
+{
+	close(btfl.fd);
+	btfl.fd = -1;
 }
 
 static int fentry_setup(void)
@@ -441,14 +495,14 @@ struct target {
 	char first_bad[200];
 };
 
-#define NR_TARGETS 7
+#define NR_TARGETS 8
 /*
  * The first NR_SWEPT targets also get fail-nth and random failures; the
  * kprobe, ftrace and struct_ops ones only the refused registration (each
  * call makes hundreds or thousands of allocations in code that is not the
  * registry's).
  */
-#define NR_SWEPT 4
+#define NR_SWEPT 5
 
 static struct target targets[NR_TARGETS] = {
 	{ "BPF_PROG_LOAD, 2 subprograms", op_prog, undo_prog, 0,
@@ -464,6 +518,8 @@ static struct target targets[NR_TARGETS] = {
 	 */
 	{ "fentry attach", op_fentry, undo_fentry, 0,
 	  { -ENOMEM, -EINVAL, REFUSED }, 1 },
+	{ "BPF_BTF_LOAD, 40 types", op_btf, undo_btf, 0,
+	  { -ENOMEM } },
 	{ "kprobe needing a new instruction page", op_kprobe, undo_kprobe, 0,
 	  { -ENOMEM }, 1, -ENOMEM },
 	{ "function tracer instance (ftrace trampoline)", op_ftrace,
@@ -868,6 +924,8 @@ int main(int argc, char **argv)
 	ret = prog_setup();
 	if (!ret)
 		ret = fentry_setup();
+	if (!ret)
+		ret = btf_setup();
 	if (mod_fd < 0 || nth_fd < 0 || mif_fd < 0 || ret) {
 		printf("1..0 # SKIP setup failed: %s\n", strerror(ret ? -ret : errno));
 		return 1;
