@@ -2,10 +2,14 @@
 /*
  * bpf_short SECONDS: the short-lived BPF programs of perf's shell test
  * annotate_bpf_gone.sh (PERF_TEST_DYNTEXT_BPF_SHORT).  Loads the ksym_abi
- * program, runs it for 8 ms (BPF_PROG_TEST_RUN) and unloads it, again and
- * again for SECONDS and at least five times, then prints the program's
- * symbol name, bpf_prog_<tag>_ksym_abi_main: the same code, so the same
- * name, every time.
+ * program, runs it (BPF_PROG_TEST_RUN) for as long as its load took, 8 ms
+ * at least, and unloads it, again and again for SECONDS and at least five
+ * times, then prints the program's symbol name,
+ * bpf_prog_<tag>_ksym_abi_main: the same code, so the same name, every
+ * time.  Running as long as the load keeps the program's share of the
+ * samples near half whatever the kernel's speed: on a debug kernel
+ * (lockdep, KASAN) the verifier takes hundreds of milliseconds, and 8 ms
+ * runs got no sample at all.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,10 +39,17 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (n = 0; n < 5 || secs_since(&t0) < secs; n++) {
 		/* 100 runs a call: a call takes well under 8 ms. */
-		struct bpf_run run = { .secs = 0.008, .repeat = 100 };
-		struct ksym_abi *skel = ksym_abi__open_and_load();
+		struct bpf_run run = { .repeat = 100 };
+		struct timespec t1;
+		struct ksym_abi *skel;
 		__u32 len = sizeof(info);
 		int fd, err;
+
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		skel = ksym_abi__open_and_load();
+		run.secs = secs_since(&t1);
+		if (run.secs < 0.008)
+			run.secs = 0.008;
 
 		if (!skel) {
 			perror("ksym_abi__open_and_load");
