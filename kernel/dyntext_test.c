@@ -818,7 +818,7 @@ static void dyntext_test_lookup_vs_free(struct kunit *test)
 
 	for (round = 0; round < rounds; round++) {
 		for (n = 0; n < ARRAY_SIZE(d); n++) {
-			d[n] = kzalloc(sizeof(*d[n]), GFP_KERNEL);
+			d[n] = kunit_kzalloc(test, sizeof(*d[n]), GFP_KERNEL);
 			if (!d[n])
 				break;
 			snprintf(d[n]->name, sizeof(d[n]->name),
@@ -826,7 +826,7 @@ static void dyntext_test_lookup_vs_free(struct kunit *test)
 			dyntext_init(&d[n]->dt, lk.start + n * 64, 64,
 				     d[n]->name, &dt_test_class);
 			if (dyntext_add(&d[n]->dt)) {
-				kfree(d[n]);
+				kunit_kfree(test, d[n]);
 				break;
 			}
 			ops++;
@@ -843,7 +843,7 @@ static void dyntext_test_lookup_vs_free(struct kunit *test)
 			dyntext_del(&d[i]->dt);
 		synchronize_rcu();
 		for (i = 0; i < n; i++)
-			kfree(d[i]);
+			kunit_kfree(test, d[i]);
 	}
 	atomic_set(&lk.stop, 1);
 	wait_for_completion(&lk.done);

@@ -1125,7 +1125,7 @@ static int perf_data_feat(int fd, const __u64 *hdr, int feat, __u64 *sec)
  */
 static int perf_data_set_aarch64(const char *path)
 {
-	const char arch[] = "aarch64";
+	static const char arch[] = "aarch64";
 	__u32 len, em[2] = { 183 /* EM_AARCH64 */, 0 };
 	int fd = open(path, O_RDWR), ret = -EINVAL;
 	__u64 hdr[13], sec[2];

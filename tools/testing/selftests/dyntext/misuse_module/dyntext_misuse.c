@@ -31,6 +31,11 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
+/* kzalloc_obj() came in 7.0; this module also builds for 6.12 and 6.1. */
+#ifndef kzalloc_obj
+#define kzalloc_obj(p, gfp)	kzalloc(sizeof(p), gfp)
+#endif
+
 static bool exact;
 module_param(exact, bool, 0400);
 MODULE_PARM_DESC(exact, "Also check the registry's size (quiet system only)");
@@ -324,7 +329,7 @@ static int misuse_open(struct inode *inode, struct file *file)
 {
 	struct misuse_run *run;
 
-	run = kzalloc(sizeof(*run), GFP_KERNEL);
+	run = kzalloc_obj(*run, GFP_KERNEL);
 	if (!run)
 		return -ENOMEM;
 	run->out = kzalloc(MISUSE_OUT_SIZE, GFP_KERNEL);
