@@ -3,8 +3,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # BPF programs are loaded, run for as long as their load took (8 ms at
-# least) and unloaded, one after the other, while perf record -a runs: perf annotate must disassemble the program,
-# with samples on its instructions, after it is gone.  perf record asks
+# least) and unloaded, one after the other, while perf record -a runs:
+# perf annotate must disassemble the program, with samples on its
+# instructions, after it is gone.  perf record asks
 # the kernel for the code of new text (attr.ksymbol_text), which comes in
 # the stream; on a kernel that does not send it, the code of a program
 # that is gone is nowhere, and the test is skipped.
