@@ -789,6 +789,17 @@ static struct dyntext *dyntext_next_kallsym(struct dyntext *dt,
 	return dt;
 }
 
+#ifdef CONFIG_DYNTEXT_KUNIT_TEST
+static void dyntext_iter_step(struct dyntext_iter *it)
+{
+	it->steps++;
+}
+#else
+static void dyntext_iter_step(struct dyntext_iter *it)
+{
+}
+#endif
+
 /**
  * dyntext_get_kallsym - the @symnum-th listed region, for /proc/kallsyms
  * @it:		cursor, zeroed before the first call of a walk
@@ -826,10 +837,12 @@ int dyntext_get_kallsym(struct dyntext_iter *it, unsigned int symnum,
 		rank = 0;
 		dt = dyntext_next_kallsym(NULL, &rank);
 		idx = 0;
+		dyntext_iter_step(it);
 	}
 	while (dt && idx < symnum) {
 		dt = dyntext_next_kallsym(dt, &rank);
 		idx++;
+		dyntext_iter_step(it);
 	}
 	if (dt) {
 		*value = dt->start;

@@ -349,6 +349,70 @@ static void dyntext_test_iteration(struct kunit *test)
 	dt_test_consistent(test, 5);
 }
 
+/*
+ * Calls dyntext_get_kallsym() as a /proc/kallsyms read does, from index
+ * @from until -ERANGE or @to: each index twice, as seq_file shows the line
+ * that did not fit in one read() again at the start of the next.  Returns
+ * the first index not walked.
+ */
+static unsigned int dt_test_read(struct kunit *test, struct dyntext_iter *it,
+				 unsigned int from, unsigned int to)
+{
+	unsigned int symnum;
+	unsigned long value;
+	char type, owner[64];
+	char *name;
+
+	name = kunit_kmalloc(test, KSYM_NAME_LEN, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, name);
+	for (symnum = from; symnum < to; symnum++) {
+		if (dyntext_get_kallsym(it, symnum, &value, &type, name,
+					owner, sizeof(owner)))
+			break;
+		KUNIT_ASSERT_EQ(test, 0,
+				dyntext_get_kallsym(it, symnum, &value, &type,
+						    name, owner,
+						    sizeof(owner)));
+	}
+	return symnum;
+}
+
+/*
+ * A full /proc/kallsyms walk takes one list step per listed region: each
+ * call resumes from the region the call before returned.  Counted in
+ * steps, not time, so that a walk restarting from the head for every line
+ * (the same output, quadratic, as stock's bpf_get_kallsym()) fails here.
+ * A delete during the walk restarts it once.
+ */
+static void dyntext_test_kallsyms_linear(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	const size_t len = ctx->size / ctx->nr;
+	struct dyntext_iter it = {};
+	unsigned int i, listed, half;
+	struct dyntext *dt;
+
+	for (i = 0; i < ctx->nr; i++) {
+		dt = dt_test_region(ctx, i, i * len, len);
+		KUNIT_ASSERT_EQ(test, 0, dyntext_add(dt));
+	}
+
+	listed = dt_test_read(test, &it, 0, UINT_MAX);
+	KUNIT_EXPECT_GE(test, listed, ctx->nr);
+	/* One step to the first region, one per index after it, one past. */
+	KUNIT_EXPECT_EQ(test, (unsigned long)listed + 1, it.steps);
+
+	memset(&it, 0, sizeof(it));
+	half = dt_test_read(test, &it, 0, listed / 2);
+	KUNIT_EXPECT_EQ(test, listed / 2, half);
+	KUNIT_ASSERT_EQ(test, 0, dyntext_del(&ctx->r[0].dt));
+	KUNIT_EXPECT_EQ(test, listed - 1, dt_test_read(test, &it, half,
+						       UINT_MAX));
+	/* The restart walks the first half again (half + 1 steps). */
+	KUNIT_EXPECT_EQ(test, (unsigned long)listed + half, it.steps);
+	dt_test_consistent(test, ctx->nr - 1);
+}
+
 /* Classes of each kallsyms rank, and one past the last rank. */
 #define DT_TEST_RANK_CLASS(type, rank) {		\
 	.owner		= DT_TEST_OWNER,		\
@@ -1464,6 +1528,7 @@ static struct kunit_case dyntext_test_cases[] = {
 	KUNIT_CASE(dyntext_test_boundaries),
 	KUNIT_CASE(dyntext_test_misuse),
 	KUNIT_CASE(dyntext_test_iteration),
+	KUNIT_CASE(dyntext_test_kallsyms_linear),
 	KUNIT_CASE(dyntext_test_kallsyms_order),
 	KUNIT_CASE(dyntext_test_walk),
 	KUNIT_CASE(dyntext_test_trees),

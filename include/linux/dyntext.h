@@ -121,6 +121,8 @@ struct dyntext {
  * @cur:	the entry at @idx, valid while @gen is the registry's generation
  * @idx:	index of @cur among the listed entries
  * @gen:	registry generation when @cur was taken
+ * @steps:	list steps taken by dyntext_get_kallsym() with this cursor,
+ *		counted for the KUnit test that bounds a full walk
  *
  * Zero-initialise it; the walk resumes in O(1) from where it stopped as
  * long as nothing was deleted in between (a delete restarts the count).
@@ -129,6 +131,9 @@ struct dyntext_iter {
 	struct dyntext	*cur;
 	unsigned int	idx;
 	unsigned long	gen;
+#ifdef CONFIG_DYNTEXT_KUNIT_TEST
+	unsigned long	steps;
+#endif
 };
 
 /**

@@ -293,115 +293,28 @@ static void undo_struct_ops(void)
 }
 
 /*
- * A kprobe instruction page: kprobes (disabled, so never armed) are opened
- * through perf's kprobe PMU, each on the instruction after the __fentry__
- * call of another function (KPROBE_OOL_SITE's offset), so that each takes
- * a slot, until the cache needs a new page, whose registration is the
- * operation's one.  The first page stays for good, so setup makes sure it
- * exists.  Closing every probe (one more dirty slot than a page holds)
- * lets kprobes collect the slots and free the new page again.  A refused
- * page fails the open that needed it with -ENOMEM (get_insn_slot() has no
- * other error).
+ * A kprobe instruction page: kprobe_slots_fill() (records.h) until the
+ * cache needs a new page, whose registration is the operation's one.  A
+ * refused page fails the open that needed it with -ENOMEM
+ * (get_insn_slot() has no other error).
  */
-#define KP_MAX		4096
-
-static struct {
-	int type, off;
-	char **names;
-	int nr_names;
-	int fds[KP_MAX], nr_fds;
-} kp;
-
-static int kp_names(void)
-{
-	char line[512], *sp;
-	FILE *f = fopen(TRACING "/available_filter_functions", "r");
-
-	if (!f)
-		return -errno;
-	kp.names = calloc(KP_MAX, sizeof(*kp.names));
-	while (kp.names && kp.nr_names < KP_MAX && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		sp = strchr(line, ' ');
-		/* Core kernel functions only (modules come and go). */
-		if (sp || line[0] == '_')
-			continue;
-		kp.names[kp.nr_names++] = strdup(line);
-	}
-	fclose(f);
-	return kp.nr_names > 2 * 256 ? 0 : -ENOENT;
-}
-
-/* A disabled kprobe on names[i]: its fd, or -errno. */
-static int kp_open(int i)
-{
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = kp.type,
-		.config1 = (__u64)(unsigned long)kp.names[i],
-		.config2 = kp.off,
-		.disabled = 1,
-	};
-	int fd = syscall(SYS_perf_event_open, &attr, -1, 0, -1,
-			 PERF_FLAG_FD_CLOEXEC);
-
-	return fd < 0 ? -errno : fd;
-}
+static struct kprobe_slots kp;
 
 static void undo_kprobe(void)
 {
-	while (kp.nr_fds)
-		close(kp.fds[--kp.nr_fds]);
+	kprobe_slots_release(&kp);
+}
+
+static bool registry_grew(void *before)
+{
+	return registry_nr() > *(long *)before;
 }
 
 static int op_kprobe(void)
 {
 	long before = registry_nr();
-	int i, fd;
 
-	for (i = 0; i < kp.nr_names && kp.nr_fds < KP_MAX; i++) {
-		if (!kp.names[i])
-			continue;
-		fd = kp_open(i);
-		if (fd == -ENOMEM) {
-			undo_kprobe();
-			return fd;
-		}
-		if (fd < 0) {
-			/* Not a site for a slot; never tried again. */
-			free(kp.names[i]);
-			kp.names[i] = NULL;
-			continue;
-		}
-		kp.fds[kp.nr_fds++] = fd;
-		if (registry_nr() > before)
-			return 0;
-	}
-	/* Every site taken and no page registered: a refused page in use. */
-	undo_kprobe();
-	return -ENOSPC;
-}
-
-static int kprobe_setup(void)
-{
-	int i, fd, err;
-
-	kp.type = sysctl_get("/sys/bus/event_source/devices/kprobe/type");
-	if (kp.type < 0)
-		return -ENOENT;
-	kp.off = strtol(strchr(KPROBE_OOL_SITE, '+') + 1, NULL, 0);
-	err = kp_names();
-	if (err)
-		return err;
-	/* The cache's first page, which is never freed. */
-	for (i = 0; i < kp.nr_names; i++) {
-		fd = kp_open(i);
-		if (fd >= 0) {
-			close(fd);
-			return 0;
-		}
-	}
-	return -ENOENT;
+	return kprobe_slots_fill(&kp, registry_grew, &before);
 }
 
 /*
@@ -439,21 +352,6 @@ static void undo_ftrace(void)
 	write_str(FT_INSTANCE "/current_tracer", "nop", O_TRUNC);
 }
 
-/* Whether file holds a line that contains both a and b (b may be NULL). */
-static bool file_has(const char *path, const char *a, const char *b)
-{
-	char line[1024];
-	bool found = false;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, a) && (!b || strstr(line, b));
-	fclose(f);
-	return found;
-}
-
 static const char *check_ftrace(void)
 {
 	char buf[64];
@@ -464,9 +362,9 @@ static const char *check_ftrace(void)
 			perror("read");
 		close(fd);
 	}
-	if (file_has(TRACING "/enabled_functions", FT_FUNC " ", "tramp: 0x"))
+	if (file_wait_line(TRACING "/enabled_functions", FT_FUNC " ", "tramp: 0x", 0))
 		return "a trampoline the kernel does not know is in use";
-	if (!file_has(FT_INSTANCE "/trace", FT_FUNC, NULL))
+	if (!file_wait_line(FT_INSTANCE "/trace", FT_FUNC, NULL, 0))
 		return FT_FUNC " not traced";
 	return NULL;
 }
@@ -909,7 +807,7 @@ int main(int argc, char **argv)
 	libbpf_set_print(NULL);
 	undo_mod();
 	/* Before the dynamic lines are read: it may add kprobes' first page. */
-	ret = kprobe_setup();
+	ret = kprobe_slots_init(&kp);
 	if (!ret)
 		ret = ftrace_setup();
 	if (ret) {

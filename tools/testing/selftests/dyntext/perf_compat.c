@@ -44,6 +44,7 @@
 FIXTURE(compat) {
 	struct perf_run run;
 	bool patched_kernel;
+	char home[64];
 };
 
 /* Which perf a test runs. */
@@ -91,8 +92,10 @@ FIXTURE_VARIANT_ADD(compat, distro_perf) {
 FIXTURE_SETUP(compat)
 {
 	memset(&self->run, 0, sizeof(self->run));
+	self->home[0] = 0;
 	if (geteuid())
 		SKIP(return, "needs root");
+	ASSERT_EQ(0, perf_home_new(self->home, sizeof(self->home)));
 	ASSERT_EQ(0, which_perf(variant->perf, self->run.perf,
 				sizeof(self->run.perf)))
 		TH_LOG("no STOCK_PERF in the environment (make stock-perf)");
@@ -110,6 +113,7 @@ FIXTURE_SETUP(compat)
 FIXTURE_TEARDOWN(compat)
 {
 	perf_run_cleanup(&self->run);
+	perf_dir_remove(self->home);
 	test_module_unload(LATE);
 	test_module_unload(EARLY);
 }
@@ -313,23 +317,6 @@ TEST_F_TIMEOUT(compat, module_reloaded_pipe, 180)
 	record_reloaded(_metadata, &self->run);
 }
 
-/* Wait up to s seconds for a line of file that contains str. */
-static bool file_has(const char *file, const char *str, int s)
-{
-	char line[1024];
-	bool found = false;
-	FILE *f;
-
-	for (s *= 10; !found && s-- > 0; usleep(100 * 1000)) {
-		f = fopen(file, "r");
-		while (f && !found && fgets(line, sizeof(line), f))
-			found = strstr(line, str);
-		if (f)
-			fclose(f);
-	}
-	return found;
-}
-
 /*
  * perf top (--stdio, whose tables go to a file) while the module present
  * at the start is unloaded, loaded again at the same address and runs:
@@ -367,7 +354,7 @@ TEST_F_TIMEOUT(compat, module_reloaded_top, 180)
 	}
 	close(in[0]);
 	/* A kernel entry: perf top has read the kernel's and modules' symbols. */
-	ASSERT_TRUE(file_has(out, "[k] ", 90))
+	ASSERT_TRUE(file_wait_line(out, "[k] ", NULL, 90000))
 		TH_LOG("perf top printed no kernel entry in 90 s");
 	reload_early(_metadata);
 	ASSERT_EQ(0, module_spin(EARLY, "1000"));
@@ -501,13 +488,8 @@ FIXTURE_SETUP(unpriv)
 
 FIXTURE_TEARDOWN(unpriv)
 {
-	char cmd[128];
-
 	sysctl_set(PARANOID, self->paranoid);
-	if (self->dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
-		system(cmd);
-	}
+	perf_dir_remove(self->dir);
 }
 
 /* perf record [-e event] -- true as nobody in dir: exit 0, a perf.data. */
@@ -595,20 +577,20 @@ static int perf_lines(const char *perf, const char *args, const char *str)
 
 FIXTURE(defer) {
 	char dir[64];
+	char home[64];
 };
 
 FIXTURE_SETUP(defer)
 {
 	snprintf(self->dir, sizeof(self->dir), "/tmp/dyntext-defer.XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->dir));
+	ASSERT_EQ(0, perf_home_new(self->home, sizeof(self->home)));
 }
 
 FIXTURE_TEARDOWN(defer)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
-	system(cmd);
+	perf_dir_remove(self->dir);
+	perf_dir_remove(self->home);
 }
 
 /*

@@ -131,11 +131,28 @@ void perf_run_cleanup(struct perf_run *r)
 		if (system(cmd))
 			fprintf(stderr, "could not keep %s\n", r->dir);
 	}
-	if (r->dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", r->dir);
-		if (system(cmd))
-			return;
+	perf_dir_remove(r->dir);
+}
+
+int perf_home_new(char *dir, size_t len)
+{
+	snprintf(dir, len, "/tmp/dyntext-home.XXXXXX");
+	if (!mkdtemp(dir)) {
+		dir[0] = 0;
+		return -errno;
 	}
+	return setenv("HOME", dir, 1) ? -errno : 0;
+}
+
+void perf_dir_remove(const char *dir)
+{
+	char cmd[128];
+
+	if (!dir[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		fprintf(stderr, "could not remove %s\n", dir);
 }
 
 const char *perf_input(struct perf_run *r, char *buf, size_t len)

@@ -40,6 +40,15 @@ int perf_record_stop(struct perf_run *r);
 /* Kill a perf record still running and remove its directory. */
 void perf_run_cleanup(struct perf_run *r);
 
+/*
+ * A HOME of the test's own (perf's ~/.debug build-id cache): a new
+ * directory in /tmp, set as $HOME, its path in dir; so that no test finds
+ * what an earlier one cached.
+ */
+int perf_home_new(char *dir, size_t len);
+/* rm -rf dir (nothing if dir is empty). */
+void perf_dir_remove(const char *dir);
+
 /* The shell words that give the recorded data to perf report or script. */
 const char *perf_input(struct perf_run *r, char *buf, size_t len);
 /* Run perf with args on the recorded data; its stdout goes to a FILE. */

@@ -129,15 +129,18 @@ static void kprobe_remove(void *arg)
 FIXTURE(perf) {
 	struct perf_run run;
 	struct rec_stream s;
+	char home[64];
 };
 
 FIXTURE_SETUP(perf)
 {
 	memset(&self->run, 0, sizeof(self->run));
+	self->home[0] = 0;
 	if (geteuid())
 		SKIP(return, "needs root");
 	ASSERT_EQ(0, find_perf(self->run.perf, sizeof(self->run.perf)))
 		TH_LOG("no perf binary (set PERF=)");
+	ASSERT_EQ(0, perf_home_new(self->home, sizeof(self->home)));
 	test_module_unload(MOD);
 	ASSERT_EQ(0, rec_stream_open(&self->s, 64));
 }
@@ -150,6 +153,7 @@ FIXTURE_TEARDOWN(perf)
 	kprobe_remove(NULL);
 	uninstall_module();
 	perf_run_cleanup(&self->run);
+	perf_dir_remove(self->home);
 	rec_stream_close(&self->s);
 	test_module_unload(MOD);
 }
@@ -897,6 +901,7 @@ static int count_lost(struct perf_run *r)
  * record replays the registry again once it runs, so that perf.data names
  * the program that is loaded then although its live records were lost.
  */
+#define REREPLAYED "ksymbol replay: replayed again"
 TEST_F_TIMEOUT(perf, lost_sideband_replayed_again, 90)
 {
 	struct ksym_abi *skel;
@@ -906,7 +911,10 @@ TEST_F_TIMEOUT(perf, lost_sideband_replayed_again, 90)
 	__u32 len[3];
 	int i;
 
+	self->run.verbose = 1;
 	ASSERT_EQ(0, perf_record_start(&self->run, "--mmap-pages=1"));
+	/* A kernel without the replay: no waiting for one below. */
+	ASSERT_EQ(0, perf_record_log_count(&self->run, "synthesizing instead"));
 	ASSERT_EQ(0, kill(self->run.pid, SIGSTOP));
 	for (i = 0; i < 40; i++) {
 		skel = ksym_abi__open_and_load();
@@ -918,7 +926,10 @@ TEST_F_TIMEOUT(perf, lost_sideband_replayed_again, 90)
 	ASSERT_EQ(3, bpf_prog_funcs(bpf_program__fd(skel->progs.ksym_abi_main),
 				    &info, addr, len, 3));
 	ASSERT_EQ(0, kill(self->run.pid, SIGCONT));
-	usleep(1500000);
+	/* Until perf record says (-v) that its replay after the loss is done. */
+	for (i = 0; i < 3000 && !perf_record_log_count(&self->run, REREPLAYED); i++)
+		usleep(10000);
+	ASSERT_LT(i, 3000) TH_LOG("no replay again in 30 s");
 	ASSERT_EQ(0, perf_record_stop(&self->run));
 	ksym_abi__destroy(skel);
 
@@ -932,10 +943,12 @@ TEST_F_TIMEOUT(perf, lost_sideband_replayed_again, 90)
 }
 
 /* perf annotate of sym: lines of code, and those with samples. */
+#define ANNOTATED_MAX 1024
 struct annotated {
 	int lines;		/* "percent : offset: instruction" lines */
 	int hit;		/* of those, with a percentage above 0 */
 	char first[160];	/* the first such line, for the log */
+	unsigned long long off[ANNOTATED_MAX];	/* the first lines' offsets */
 };
 
 static int perf_annotate(struct perf_run *r, const char *opt,
@@ -956,6 +969,8 @@ static int perf_annotate(struct perf_run *r, const char *opt,
 
 		if (sscanf(line, " %lf : %llx: %63s", &pct, &off, insn) != 3)
 			continue;
+		if (a->lines < ANNOTATED_MAX)
+			a->off[a->lines] = off;
 		a->lines++;
 		a->hit += pct > 0;
 		if (pct > 0 && !a->first[0])
@@ -1031,6 +1046,130 @@ TEST_F_TIMEOUT(perf, lost_sideband_backs_off, 180)
 		TH_LOG("%d replays in %.0f ms", c.replay_end, ms);
 	TH_LOG("%d replays in %.0f ms (%d allowed after the first), %d losses",
 	       c.replay_end, ms, rereplays_within(ms) + 1, lost);
+}
+
+/*
+ * Instruction offsets objdump finds in n bytes of x86-64 code (written to
+ * dir/code.bin): their number, at most max of them in off.
+ */
+static int objdump_offsets(const char *dir, const __u8 *code, size_t n,
+			   unsigned long long *off, int max)
+{
+	char path[128], cmd[256], line[512];
+	unsigned long long o;
+	int nr = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/code.bin", dir);
+	f = fopen(path, "w");
+	if (!f || fwrite(code, 1, n, f) != n)
+		return -EIO;
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "objdump -D -b binary -m i386:x86-64 --insn-width=16 %s", path);
+	f = popen(cmd, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " %llx:\t", &o) == 1 && strchr(line, '\t')) {
+			if (nr < max)
+				off[nr] = o;
+			nr++;
+		}
+	return pclose(f) ? -EIO : nr;
+}
+
+/*
+ * What perf shows of a program that is gone is the program's code: with
+ * no bpf_prog_info to fall back on (--no-bpf-event), the bytes perf script
+ * gives for each of its samples (-F insn, read through the dso from the
+ * code in perf.data) are those bpf_prog_info gave the test while the
+ * program was loaded, never zeros or nothing, and perf annotate decodes
+ * its main function at the instruction boundaries objdump finds in those
+ * bytes.
+ */
+TEST_F_TIMEOUT(perf, bpf_program_gone_code_matches, 90)
+{
+	unsigned long long ip, obj[ANNOTATED_MAX];
+	char sym[KSYM_NAME_LEN], tag[2 * BPF_TAG_SIZE + 1], line[1024];
+	char first[256] = "";
+	int fd, i, k, nobj, checked = 0, empty = 0, differ = 0;
+	struct bpf_prog_info info;
+	struct ksym_abi *skel;
+	struct prog_code pc;
+	struct annotated a;
+	__u64 ksyms[3];
+	FILE *f;
+
+#ifndef __x86_64__
+	SKIP(return, "objdump -m i386:x86-64 only");
+#endif
+	ASSERT_EQ(0, perf_record_start(&self->run, "--no-bpf-event"));
+	skel = ksym_abi__open_and_load();
+	ASSERT_NE(NULL, skel);
+	fd = bpf_program__fd(skel->progs.ksym_abi_main);
+	ASSERT_EQ(0, prog_code_get(fd, &pc));
+	ASSERT_EQ(3, pc.nr);
+	ASSERT_EQ(3, bpf_prog_funcs(fd, &info, ksyms, NULL, 3));
+	tag_hex(info.tag, tag);
+	snprintf(sym, sizeof(sym), "bpf_prog_%s_ksym_abi_main", tag);
+	ASSERT_EQ(0, bpf_run_for(fd, test_slow_kernel() ? 6 : 2));
+	ksym_abi__destroy(skel);
+	ASSERT_EQ(0, kallsyms_sym_count(sym, "bpf", 0, NULL, NULL));
+	ASSERT_EQ(0, perf_record_stop(&self->run));
+
+	f = perf_output(&self->run, "script -F ip,insn");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int b, base = 0, at;
+		int used;
+		bool bad;
+		char *p;
+
+		if (sscanf(line, " %llx", &ip) != 1)
+			continue;
+		for (i = 0; i < pc.nr; base += pc.len[i], i++)
+			if (ip >= pc.addr[i] && ip < pc.addr[i] + pc.len[i])
+				break;
+		if (i == pc.nr)
+			continue;
+		checked++;
+		p = strstr(line, "insn:");
+		if (!p) {
+			empty++;
+			continue;
+		}
+		at = base + ip - pc.addr[i];
+		bad = false;
+		for (p += 5, k = 0; sscanf(p, " %2x%n", &b, &used) == 1;
+		     p += used, k++)
+			bad |= at + k >= base + pc.len[i] || b != pc.insns[at + k];
+		if ((bad || !k) && !differ++)
+			snprintf(first, sizeof(first), "%.*s",
+				 (int)sizeof(first) - 1, line);
+	}
+	pclose(f);
+	TH_LOG("%d samples in the program, %d without bytes, %d with other bytes%s%s",
+	       checked, empty, differ, first[0] ? ", first: " : "", first);
+	EXPECT_LT(0, checked);
+	EXPECT_EQ(0, empty);
+	EXPECT_EQ(0, differ);
+
+	/* The main function's instructions, as objdump decodes them. */
+	nobj = objdump_offsets(self->run.dir, pc.insns, pc.len[0], obj,
+			       ANNOTATED_MAX);
+	ASSERT_LT(0, nobj);
+	ASSERT_EQ(0, perf_annotate(&self->run, "", sym, &a));
+	EXPECT_EQ(nobj, a.lines);
+	for (k = 0; k < nobj && k < a.lines && k < ANNOTATED_MAX; k++) {
+		/* perf may print addresses rather than offsets. */
+		ip = a.off[k] >= pc.addr[0] ? a.off[k] - pc.addr[0] : a.off[k];
+		if (ip != obj[k]) {
+			EXPECT_EQ(obj[k], ip) TH_LOG("instruction %d", k);
+			break;
+		}
+	}
+	free(pc.insns);
 }
 
 /*
@@ -1215,27 +1354,40 @@ TEST_F_TIMEOUT(perf, stream_code_file_for_recorded_arch, 90)
 }
 
 /*
- * The test module calls dyntext_test_tick() in a loop for 1.5 s while perf
- * records, with a tracer attached to it (started by the caller), which
- * stop() then detaches: the tracer's text is gone when perf annotate runs,
- * and its samples are annotated from the code the kernel put in the stream
- * (attr.ksymbol_text, live or replayed).  The disassembly has more than
- * min instructions, some of them with samples.  On the debug kernel under
- * emulation a trampoline gets few of the samples: 4.5 s of calls gave a
- * BPF trampoline 1, 3 and 3 samples in three runs, and none once in make
- * check (CI of 7e7c5c7).  Samples are a Poisson count: with a mean of
- * about 2.3 per 4.5 s, 15 s give a mean of about 7.7 and no sample with a
- * chance of 1 in 2,000 (e^-7.7), where 4.5 s gave one in 10.
+ * The test module calls dyntext_test_tick() in a loop while perf records,
+ * with a tracer attached to it (started by the caller) whose text is
+ * [lo, hi), which stop() then detaches: the tracer's text is gone when
+ * perf annotate runs, and its samples are annotated from the code the
+ * kernel put in the stream (attr.ksymbol_text, live or replayed).  The
+ * disassembly has more than min instructions, some of them with samples.
+ * How many samples the tracer's text gets in a given time depends on the
+ * machine (on the debug kernel under emulation a BPF trampoline got 1 to 3
+ * in 4.5 s, none once in make check: CI of 7e7c5c7), so the calls go on in
+ * rounds of 500 ms until the test's own sampler (5 kHz, beside perf's
+ * 10 kHz) has seen TICK_SAMPLES samples there, for at most 60 s: perf then
+ * expects about twice as many, and none with a chance of about e^-10.
  */
-static void tick_annotated(struct __test_metadata *_metadata,
-			   struct perf_run *r, const char *sym, int min,
-			   void (*stop)(void *arg), void *arg)
-{
-	const char *ms = test_slow_kernel() ? "15000" : "1500";
-	struct annotated a;
+#define TICK_SAMPLES 5
 
-	ASSERT_EQ(0, write_str("/sys/module/" MOD "/parameters/calls_ms",
-			       ms, 0));
+static void tick_annotated(struct __test_metadata *_metadata,
+			   struct perf_run *r, const char *sym, __u64 lo,
+			   __u64 hi, int min, void (*stop)(void *arg),
+			   void *arg)
+{
+	struct ip_sampler smp = {};
+	struct annotated a;
+	long seen = 0;
+	int ms;
+
+	ASSERT_EQ(0, ip_sampler_open(&smp, 5000));
+	for (ms = 0; seen < TICK_SAMPLES && ms < 60000; ms += 500) {
+		ASSERT_EQ(0, write_str("/sys/module/" MOD "/parameters/calls_ms",
+				       "500", 0));
+		seen += ip_sampler_count(&smp, lo, hi);
+	}
+	ip_sampler_close(&smp);
+	TH_LOG("%s: %ld samples of the test's own in %d ms of calls", sym,
+	       seen, ms);
 	stop(arg);
 	ASSERT_EQ(0, perf_record_stop(r));
 	ASSERT_EQ(0, perf_annotate(r, "", sym, &a));
@@ -1245,17 +1397,31 @@ static void tick_annotated(struct __test_metadata *_metadata,
 	EXPECT_LT(0, a.hit);
 }
 
+/* The region of the register record of name in s: 0 or -ENOENT. */
+static int region_of(struct rec_stream *s, const char *name, __u64 *lo,
+		     __u64 *hi)
+{
+	const struct rec *reg = rec_wait_name(s, name, 0);
+
+	if (!reg)
+		return -ENOENT;
+	*lo = reg->addr;
+	*hi = reg->addr + reg->len;
+	return 0;
+}
+
 static void link_destroy(void *link)
 {
 	bpf_link__destroy(link);
 }
 
 /* A BPF trampoline: an fentry program attached while perf records. */
-TEST_F_TIMEOUT(perf, bpf_trampoline_annotated, 90)
+TEST_F_TIMEOUT(perf, bpf_trampoline_annotated, 150)
 {
 	char sym[KSYM_NAME_LEN];
 	struct tick_fentry *skel;
 	struct bpf_link *link;
+	__u64 lo, hi;
 
 	ASSERT_EQ(0, test_module_load(MOD, ""));
 	skel = tick_fentry__open_and_load();
@@ -1266,13 +1432,17 @@ TEST_F_TIMEOUT(perf, bpf_trampoline_annotated, 90)
 	link = bpf_program__attach(skel->progs.tick_fentry);
 	ASSERT_NE(NULL, link);
 	ASSERT_EQ(1, kallsyms_sym_count(sym, "bpf", 't', NULL, NULL));
-	tick_annotated(_metadata, &self->run, sym, 10, link_destroy, link);
+	ASSERT_EQ(0, region_of(&self->s, sym, &lo, &hi));
+	tick_annotated(_metadata, &self->run, sym, lo, hi, 10, link_destroy,
+		       link);
 	tick_fentry__destroy(skel);
 }
 
 /* An ftrace trampoline: a function tracer instance made while perf records. */
-TEST_F_TIMEOUT(perf, ftrace_trampoline_annotated, 90)
+TEST_F_TIMEOUT(perf, ftrace_trampoline_annotated, 150)
 {
+	__u64 lo, hi;
+
 	ASSERT_EQ(0, test_module_load(MOD, ""));
 	rmdir(INSTANCE);
 	ASSERT_EQ(0, perf_record_start(&self->run, "-F10000"));
@@ -1282,7 +1452,8 @@ TEST_F_TIMEOUT(perf, ftrace_trampoline_annotated, 90)
 			       O_TRUNC));
 	ASSERT_LE(1, kallsyms_sym_count("ftrace_trampoline", "__builtin__ftrace",
 					't', NULL, NULL));
-	tick_annotated(_metadata, &self->run, "ftrace_trampoline", 10,
+	ASSERT_EQ(0, region_of(&self->s, "ftrace_trampoline", &lo, &hi));
+	tick_annotated(_metadata, &self->run, "ftrace_trampoline", lo, hi, 10,
 		       instance_remove, NULL);
 }
 
@@ -1294,10 +1465,13 @@ TEST_F_TIMEOUT(perf, ftrace_trampoline_annotated, 90)
  * replay; the probe's own slot as kprobes writes it.  All of the page is
  * code (INT3 where no slot is), so the listing has a line per INT3 too.
  */
-TEST_F_TIMEOUT(perf, kprobe_page_annotated, 90)
+TEST_F_TIMEOUT(perf, kprobe_page_annotated, 150)
 {
+	__u64 lo = ~0ULL, hi = 0;
+	struct ksym_line *l;
 	char def[128];
 	int off, err = -1;
+	long i, n;
 
 	ASSERT_EQ(0, test_module_load(MOD, ""));
 	kprobe_remove(NULL);
@@ -1312,9 +1486,22 @@ TEST_F_TIMEOUT(perf, kprobe_page_annotated, 90)
 	ASSERT_EQ(0, write_str(TRACING "/events/dyntext_pt/enable", "1",
 			       O_TRUNC));
 	/* The optimizer runs a few jiffies after the probe is armed. */
-	usleep(200 * 1000);
-	tick_annotated(_metadata, &self->run, "kprobe_optinsn_page", 100,
-		       kprobe_remove, NULL);
+	snprintf(def, sizeof(def), "%s+0x%x ", TICK, off - 4);
+	ASSERT_TRUE(file_wait_line("/sys/kernel/debug/kprobes/list", def,
+				   "[OPTIMIZED]", 10000))
+		TH_LOG("%s not optimized in 10 s", def);
+	/* Its pages (kprobes keeps the last one; usually one). */
+	n = kallsyms_lines(kallsyms_dynamic_tag, &l);
+	ASSERT_LE(0, n);
+	for (i = 0; i < n; i++)
+		if (!strcmp(l[i].name, "kprobe_optinsn_page")) {
+			lo = l[i].addr < lo ? l[i].addr : lo;
+			hi = l[i].addr + 4096 > hi ? l[i].addr + 4096 : hi;
+		}
+	free(l);
+	ASSERT_LT(lo, hi);
+	tick_annotated(_metadata, &self->run, "kprobe_optinsn_page", lo, hi,
+		       100, kprobe_remove, NULL);
 }
 
 TEST_HARNESS_MAIN

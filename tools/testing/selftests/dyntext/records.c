@@ -797,6 +797,185 @@ int write_str(const char *path, const char *s, int flags)
 	return n == (ssize_t)strlen(s) ? 0 : -EIO;
 }
 
+static int kprobe_slots_names(struct kprobe_slots *k)
+{
+	char line[512], *sp;
+	FILE *f = fopen(TRACING "/available_filter_functions", "r");
+
+	if (!f)
+		return -errno;
+	k->names = calloc(KPROBE_SLOTS_MAX, sizeof(*k->names));
+	while (k->names && k->nr_names < KPROBE_SLOTS_MAX &&
+	       fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		sp = strchr(line, ' ');
+		/* Core kernel functions only (modules come and go). */
+		if (sp || line[0] == '_')
+			continue;
+		k->names[k->nr_names++] = strdup(line);
+	}
+	fclose(f);
+	return k->nr_names > 2 * 256 ? 0 : -ENOENT;
+}
+
+/* A disabled kprobe on names[i]: its fd, or -errno. */
+static int kprobe_slots_open(struct kprobe_slots *k, int i)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = k->type,
+		.config1 = (__u64)(unsigned long)k->names[i],
+		.config2 = k->off,
+		.disabled = 1,
+	};
+	int fd = syscall(SYS_perf_event_open, &attr, -1, 0, -1,
+			 PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int kprobe_slots_init(struct kprobe_slots *k)
+{
+	int i, fd, err;
+
+	memset(k, 0, sizeof(*k));
+	k->type = sysctl_get("/sys/bus/event_source/devices/kprobe/type");
+	if (k->type < 0)
+		return -ENOENT;
+	k->off = strtol(strchr(KPROBE_OOL_SITE, '+') + 1, NULL, 0);
+	err = kprobe_slots_names(k);
+	if (err)
+		return err;
+	/* The cache's first page, which is never freed. */
+	for (i = 0; i < k->nr_names; i++) {
+		fd = kprobe_slots_open(k, i);
+		if (fd >= 0) {
+			close(fd);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+void kprobe_slots_release(struct kprobe_slots *k)
+{
+	while (k->nr_fds)
+		close(k->fds[--k->nr_fds]);
+}
+
+int kprobe_slots_fill(struct kprobe_slots *k, bool (*done)(void *arg),
+		      void *arg)
+{
+	int i, fd;
+
+	for (i = 0; i < k->nr_names && k->nr_fds < KPROBE_SLOTS_MAX; i++) {
+		if (!k->names[i])
+			continue;
+		fd = kprobe_slots_open(k, i);
+		if (fd == -ENOMEM) {
+			kprobe_slots_release(k);
+			return fd;
+		}
+		if (fd < 0) {
+			/* Not a site for a slot; never tried again. */
+			free(k->names[i]);
+			k->names[i] = NULL;
+			continue;
+		}
+		k->fds[k->nr_fds++] = fd;
+		if (done(arg))
+			return 0;
+	}
+	/* Every site taken and done() never true: a refused page in use. */
+	kprobe_slots_release(k);
+	return -ENOSPC;
+}
+
+int ip_sampler_open(struct ip_sampler *s, int freq)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = freq,
+		.sample_type = PERF_SAMPLE_IP,
+		.disabled = 1,
+	};
+	struct perf_thread_map *threads;
+	struct perf_cpu_map *cpus;
+	struct perf_evsel *evsel;
+	int err;
+
+	libperf_init(NULL);
+	cpus = perf_cpu_map__new(NULL);
+	threads = perf_thread_map__new_dummy();
+	s->evlist = perf_evlist__new();
+	evsel = perf_evsel__new(&attr);
+	if (!cpus || !threads || !s->evlist || !evsel)
+		return -ENOMEM;
+	perf_evlist__add(s->evlist, evsel);
+	perf_evlist__set_maps(s->evlist, cpus, threads);
+	perf_cpu_map__put(cpus);
+	perf_thread_map__put(threads);
+	err = perf_evlist__open(s->evlist);
+	if (!err)
+		err = perf_evlist__mmap(s->evlist, 16);
+	if (!err)
+		perf_evlist__enable(s->evlist);
+	return err;
+}
+
+long ip_sampler_count(struct ip_sampler *s, __u64 lo, __u64 hi)
+{
+	struct perf_mmap *map;
+	union perf_event *ev;
+	long n = 0;
+
+	perf_evlist__for_each_mmap(s->evlist, map, false) {
+		if (perf_mmap__read_init(map) < 0)
+			continue;
+		while ((ev = perf_mmap__read_event(map)) != NULL) {
+			if (ev->header.type == PERF_RECORD_SAMPLE &&
+			    ev->sample.array[0] >= lo && ev->sample.array[0] < hi)
+				n++;
+			perf_mmap__consume(map);
+		}
+		perf_mmap__read_done(map);
+	}
+	return n;
+}
+
+void ip_sampler_close(struct ip_sampler *s)
+{
+	if (!s->evlist)
+		return;
+	perf_evlist__disable(s->evlist);
+	perf_evlist__munmap(s->evlist);
+	perf_evlist__close(s->evlist);
+	perf_evlist__delete(s->evlist);
+	s->evlist = NULL;
+}
+
+bool file_wait_line(const char *path, const char *a, const char *b, int ms)
+{
+	char line[1024];
+	bool found = false;
+	FILE *f;
+
+	for (;;) {
+		f = fopen(path, "r");
+		while (f && !found && fgets(line, sizeof(line), f))
+			found = strstr(line, a) && (!b || strstr(line, b));
+		if (f)
+			fclose(f);
+		if (found || ms <= 0)
+			return found;
+		usleep(10000);
+		ms -= 10;
+	}
+}
+
 bool kernel_at_least(unsigned int major, unsigned int minor)
 {
 	unsigned int ma, mi;
@@ -930,6 +1109,27 @@ int bpf_prog_funcs(int fd, struct bpf_prog_info *info, __u64 *ksyms,
 	if (bpf_obj_get_info_by_fd(fd, info, &len))
 		return -errno;
 	return info->nr_jited_ksyms;
+}
+
+int prog_code_get(int fd, struct prog_code *c)
+{
+	struct bpf_prog_info info;
+	__u32 info_len = sizeof(info);
+
+	memset(c, 0, sizeof(*c));
+	c->nr = bpf_prog_funcs(fd, &info, c->addr, c->len, PROG_CODE_MAX_FUNCS);
+	if (c->nr <= 0 || c->nr > PROG_CODE_MAX_FUNCS)
+		return c->nr < 0 ? c->nr : -E2BIG;
+	c->insns_len = info.jited_prog_len;
+	c->insns = malloc(c->insns_len);
+	if (!c->insns)
+		return -ENOMEM;
+	memset(&info, 0, sizeof(info));
+	info.jited_prog_len = c->insns_len;
+	info.jited_prog_insns = (__u64)(unsigned long)c->insns;
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len))
+		return -errno;
+	return 0;
 }
 
 int prog_view_get(int fd, struct prog_view *v)

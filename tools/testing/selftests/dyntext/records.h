@@ -193,8 +193,28 @@ int module_note_build_id(const char *mod, __u8 *id, size_t max);
 /* The address of a loaded module's section (/sys/module/M/sections/S), or 0. */
 unsigned long long module_section_addr(const char *mod, const char *section);
 
+/*
+ * cpu-clock samples (PERF_SAMPLE_IP) at freq Hz on every CPU, so that a
+ * test can run a workload until samples land where it wants them instead
+ * of for a fixed time.  ip_sampler_count() drains the buffers and returns
+ * the number of samples with lo <= ip < hi among those drained.
+ */
+struct ip_sampler {
+	struct perf_evlist *evlist;
+};
+
+int ip_sampler_open(struct ip_sampler *s, int freq);
+long ip_sampler_count(struct ip_sampler *s, __u64 lo, __u64 hi);
+void ip_sampler_close(struct ip_sampler *s);
+
 /* Write s to path opened with O_WRONLY | flags (O_TRUNC, O_APPEND). */
 int write_str(const char *path, const char *s, int flags);
+
+/*
+ * Whether path has a line that contains a and b (b may be NULL), looking
+ * again every 10 ms for up to ms milliseconds (0: once).
+ */
+bool file_wait_line(const char *path, const char *a, const char *b, int ms);
 
 /*
  * A kprobe site that needs an instruction slot (on the ftrace call site a
@@ -206,6 +226,32 @@ int write_str(const char *path, const char *s, int flags);
 #else
 #define KPROBE_OOL_SITE "vfs_read+5"
 #endif
+
+/*
+ * Kprobe instruction slots, taken with kprobes (disabled, so never armed)
+ * opened through perf's kprobe PMU, each on the instruction after the
+ * __fentry__ call of another core kernel function (KPROBE_OOL_SITE's
+ * offset), so that each takes a slot.  kprobe_slots_init() makes sure the
+ * cache's first page, which is never freed, exists; kprobe_slots_fill()
+ * opens kprobes until done(arg) says so (a new page: the registry grew, or
+ * its register record arrived): 0, or -ENOSPC when every site is taken, or
+ * the open's error (-ENOMEM: a refused page); the kprobes are released on
+ * an error.  kprobe_slots_release() closes them: one more dirty slot than
+ * a page holds lets kprobes collect the slots and free the new page again.
+ */
+#define KPROBE_SLOTS_MAX 4096
+
+struct kprobe_slots {
+	int type, off;
+	char **names;		/* NULL where a function is no site */
+	int nr_names;
+	int fds[KPROBE_SLOTS_MAX], nr_fds;
+};
+
+int kprobe_slots_init(struct kprobe_slots *k);
+int kprobe_slots_fill(struct kprobe_slots *k, bool (*done)(void *arg),
+		      void *arg);
+void kprobe_slots_release(struct kprobe_slots *k);
 
 /* The running kernel's release is major.minor or later. */
 bool kernel_at_least(unsigned int major, unsigned int minor);
@@ -302,6 +348,20 @@ int bpf_prog_trampoline_name(int fd, char *buf, size_t len);
  */
 int bpf_prog_funcs(int fd, struct bpf_prog_info *info, __u64 *ksyms,
 		   __u32 *lens, __u32 nr);
+
+/* The JITed functions of a program and their code (bpf_prog_info). */
+#define PROG_CODE_MAX_FUNCS 4
+
+struct prog_code {
+	int nr;
+	__u64 addr[PROG_CODE_MAX_FUNCS];
+	__u32 len[PROG_CODE_MAX_FUNCS];
+	__u8 *insns;	/* every function's code, in jited_ksyms order */
+	__u32 insns_len;
+};
+
+/* Fills c for the program behind fd (free c->insns): 0 or -errno. */
+int prog_code_get(int fd, struct prog_code *c);
 
 #define PROG_VIEW_MAX 4
 

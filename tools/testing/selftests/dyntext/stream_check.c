@@ -7,6 +7,10 @@
  * must match a live region exactly (address, length, name, type),
  * PROG_LOAD and PROG_UNLOAD must pair up by id, and a PROG_LOAD must follow
  * its program's image.  The registry is replayed into the view first.
+ * The event asks for code too (attr.ksymbol_text): a record of new code
+ * (PERF_RECORD_TEXT_POKE with no old bytes) must fall inside a live
+ * region, that is after the region's register record and before its
+ * unregister record, however the producers race.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -42,6 +46,7 @@ struct krec {
 	__u16 bpf_type, bpf_flags;
 	__u32 id;
 	__u8 tag[BPF_TAG_SIZE];
+	__u16 old_len;		/* TEXT_POKE: addr, len (new_len), old_len */
 	char *name;
 };
 
@@ -59,9 +64,10 @@ static struct {
 	__u64 lost, records, reg[4], unreg[4], replayed, confirmed;
 	__u64 prog_load, prog_unload;
 	__u64 max_live;
+	__u64 code, code_bytes;
 	/* Problems. */
 	__u64 overlap, unknown_unreg, mismatch, bad_replay, dup_id,
-	      unknown_id, load_no_image, bad_record;
+	      unknown_id, load_no_image, bad_record, code_outside;
 } c;
 
 int consumer_open(void)
@@ -74,6 +80,7 @@ int consumer_open(void)
 		.ksymbol = 1,
 		.ksymbol_module = 1,
 		.bpf_event = 1,
+		.ksymbol_text = 1,
 		.sample_id_all = 1,
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
@@ -125,7 +132,8 @@ static int consumer_drain(void)
 				continue;
 			}
 			if (ev->header.type != PERF_RECORD_KSYMBOL &&
-			    ev->header.type != PERF_RECORD_BPF_EVENT) {
+			    ev->header.type != PERF_RECORD_BPF_EVENT &&
+			    ev->header.type != PERF_RECORD_TEXT_POKE) {
 				perf_mmap__consume(map);
 				continue;
 			}
@@ -149,6 +157,10 @@ static int consumer_drain(void)
 				k->ksym_type = ev->ksymbol.ksym_type;
 				k->flags = ev->ksymbol.flags;
 				k->name = strndup(ev->ksymbol.name, max);
+			} else if (k->type == PERF_RECORD_TEXT_POKE) {
+				k->addr = ev->text_poke.addr;
+				k->len = ev->text_poke.new_len;
+				k->old_len = ev->text_poke.old_len;
 			} else {
 				k->bpf_type = ev->bpf.type;
 				k->bpf_flags = ev->bpf.flags;
@@ -322,6 +334,24 @@ static void apply_ksym(const struct krec *k)
 	view_insert(k);
 }
 
+/* New code (no old bytes) lies inside a live region. */
+static void apply_code(const struct krec *k)
+{
+	struct region *o;
+
+	if (k->old_len)
+		return;		/* a producer's change of live text */
+	c.code++;
+	c.code_bytes += k->len;
+	o = view_overlap(k->addr, k->len);
+	if (!o || o->addr > k->addr || o->addr + o->len < k->addr + k->len) {
+		c.code_outside++;
+		live_note("code %llx +%u outside any live region%s%s",
+			  (unsigned long long)k->addr, k->len,
+			  o ? ", overlaps " : "", o ? o->name : "");
+	}
+}
+
 static void apply_bpf(const struct krec *k)
 {
 	long i = id_find(k->id);
@@ -376,6 +406,8 @@ int consumer_process(__u64 limit)
 		c.records++;
 		if (k->type == PERF_RECORD_KSYMBOL)
 			apply_ksym(k);
+		else if (k->type == PERF_RECORD_TEXT_POKE)
+			apply_code(k);
 		else
 			apply_bpf(k);
 		free(k->name);
@@ -438,7 +470,7 @@ void consumer_report(void)
 	consumer_process(~0ULL);
 	tap(!c.lost && !c.overlap && !c.unknown_unreg && !c.mismatch &&
 	    !c.bad_replay && !c.dup_id && !c.unknown_id && !c.load_no_image &&
-	    !c.bad_record && c.replay_done,
+	    !c.bad_record && c.replay_done && !c.code_outside && c.code,
 	    "live stream: every record consistent with the ones before it");
 	print_notes(&live);
 	printf("# records: %llu applied (%llu replayed, %llu confirmed by replay), %llu lost\n",
@@ -451,6 +483,9 @@ void consumer_report(void)
 	printf("# PROG_LOAD %llu, PROG_UNLOAD %llu; most regions live at once: %llu\n",
 	       (unsigned long long)c.prog_load, (unsigned long long)c.prog_unload,
 	       (unsigned long long)c.max_live);
+	printf("# new code: %llu records, %llu bytes, %llu outside a live region\n",
+	       (unsigned long long)c.code, (unsigned long long)c.code_bytes,
+	       (unsigned long long)c.code_outside);
 	printf("# problems: %llu overlapping registers, %llu unknown unregisters,\n"
 	       "#   %llu mismatched unregisters, %llu bad replays,\n"
 	       "#   %llu duplicate PROG_LOADs, %llu unknown PROG_UNLOADs,\n"

@@ -34,38 +34,8 @@
 #include "text_read.skel.h"
 #include "bpf_images.skel.h"
 
-#define MAX_FUNCS	4
+#define MAX_FUNCS	PROG_CODE_MAX_FUNCS
 #define CODE_RECORD_MAX	32768	/* code bytes per record, at most */
-
-struct prog_code {
-	int nr;
-	__u64 addr[MAX_FUNCS];
-	__u32 len[MAX_FUNCS];
-	__u8 *insns;	/* every function's code, in jited_ksyms order */
-	__u32 insns_len;
-};
-
-/* The JITed functions of the program behind fd and their code. */
-static int prog_code_get(int fd, struct prog_code *c)
-{
-	struct bpf_prog_info info;
-	__u32 info_len = sizeof(info);
-
-	memset(c, 0, sizeof(*c));
-	c->nr = bpf_prog_funcs(fd, &info, c->addr, c->len, MAX_FUNCS);
-	if (c->nr <= 0 || c->nr > MAX_FUNCS)
-		return c->nr < 0 ? c->nr : -E2BIG;
-	c->insns_len = info.jited_prog_len;
-	c->insns = malloc(c->insns_len);
-	if (!c->insns)
-		return -ENOMEM;
-	memset(&info, 0, sizeof(info));
-	info.jited_prog_len = c->insns_len;
-	info.jited_prog_insns = (__u64)(unsigned long)c->insns;
-	if (bpf_obj_get_info_by_fd(fd, &info, &info_len))
-		return -errno;
-	return 0;
-}
 
 enum {
 	CODE_NO_KSYMBOL = -1,	/* no register record at the address */

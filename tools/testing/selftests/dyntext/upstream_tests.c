@@ -58,9 +58,19 @@ static char out[1 << 16];
  * the slowest kernel (the debug kernel under QEMU TCG, make flakes): the
  * harness's default of 30 s was below one shell test's time there.
  */
-FIXTURE(upstream) {};
-FIXTURE_SETUP(upstream) {}
-FIXTURE_TEARDOWN(upstream) {}
+FIXTURE(upstream) {
+	char home[64];
+};
+
+FIXTURE_SETUP(upstream)
+{
+	ASSERT_EQ(0, perf_home_new(self->home, sizeof(self->home)));
+}
+
+FIXTURE_TEARDOWN(upstream)
+{
+	perf_dir_remove(self->home);
+}
 
 /* perf test -v name: it passed. */
 static void perf_test(struct __test_metadata *_metadata, const char *name)
