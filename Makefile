@@ -85,14 +85,20 @@ all: kernel perf selftests
 deps:
 	@$(TOP)/scripts/install-deps
 
+# A tree is prepared and its kernel built under a lock of its own
+# ($(KTREE).lock), so that .ci/run can build the next kernels in the
+# background while a guest runs: a make that needs a kernel another make
+# is building waits for it, then finds it built.
+KLOCK = mkdir -p $(dir $(KTREE)) && exec 9> $(KTREE).lock && flock 9
+
 tree: deps
-	@$(TOP)/scripts/prepare-tree $(KTREE) patched
+	@$(KLOCK) && $(TOP)/scripts/prepare-tree $(KTREE) patched
 
 kernel: tree
-	@$(TOP)/scripts/configure-kernel $(KTREE) $(FRAGS)
-	@echo "  BUILD   kernel ($$(cat $(KTREE)/.base-version))"
-	@$(call KMAKE,$(KTREE)) bzImage modules
-	@$(call KMAKE,$(KTREE)) headers >/dev/null
+	@$(KLOCK) && $(TOP)/scripts/configure-kernel $(KTREE) $(FRAGS) && \
+	echo "  BUILD   kernel ($$(cat $(KTREE)/.base-version))" && \
+	$(call KMAKE,$(KTREE)) bzImage modules && \
+	$(call KMAKE,$(KTREE)) headers >/dev/null
 
 # perf's BPF skeletons stay out (scripts/perf-skel-var).
 PERF_MAKE = skel=$$($(TOP)/scripts/perf-skel-var $(1)); \
