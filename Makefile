@@ -10,6 +10,8 @@
 #   make check-all  make check in full on every base, one after the other
 #   make run        build everything, boot it, show the live demo
 #   make baseline   build the stock base with the same config (build/$(BASE)/stock)
+#   make stock-fixed   the same plus the series' leading kernel fixes
+#                   (build/$(BASE)/stock-fixed: upstream selftests' reference)
 #   make kernel | perf | selftests | module
 #   make vm CMD="..."          run one command in the patched guest
 #   make vm-stock CMD="..."    the same on the stock kernel
@@ -77,7 +79,7 @@ KMAKE = $(MAKE) -s -C $(1) -j$(JOBS) $(KBUILD_VARS)
 TIMEOUT ?= 900
 
 .PHONY: all deps tree kernel perf selftests module check run baseline bench \
-	vm vm-stock clean FORCE stress stock-perf stress-build stress-check series \
+	vm vm-stock stock-fixed clean FORCE stress stock-perf stress-build stress-check series \
 	series-check flakes latency check-all
 
 all: kernel perf selftests
@@ -305,6 +307,15 @@ baseline: deps
 	@$(TOP)/scripts/configure-kernel $(STOCK) $(STOCK_FRAGS)
 	@echo "  BUILD   stock kernel ($$(cat $(STOCK)/.base-version))"
 	@$(call KMAKE,$(STOCK)) bzImage modules
+
+# Stock plus the series' leading kernel fixes: the reference kernel for
+# scripts/upstream-ftracetest and upstream-bpf-selftests where stock dies
+# in their tests (7.3.4; scripts/stock-fixed).
+STOCK_FIXED := $(B)/stock-fixed$(SFX)
+stock-fixed: baseline
+	@$(TOP)/scripts/stock-fixed $(STOCK) $(STOCK_FIXED)
+	@echo "  BUILD   stock kernel + $$(paste -sd' ' $(STOCK_FIXED)/.fixes)"
+	@$(call KMAKE,$(STOCK_FIXED)) bzImage modules
 
 vm: kernel
 	@$(TOP)/scripts/vm-run --kernel $(BZIMAGE) --timeout $(TIMEOUT) -- sh -c '$(CMD)'

@@ -190,6 +190,7 @@ TEST_F(ool, kprobe_insn_page)
 	insn_before = kallsyms_mod_lines("kprobe_insn_page", mod, NULL);
 	opt_before = kallsyms_mod_lines("kprobe_optinsn_page", mod, NULL);
 	ASSERT_GE(insn_before, 0);
+	ASSERT_GE(opt_before, 0);
 	for (i = 0; sites[i]; i++) {
 		snprintf(def, sizeof(def), "p:dyntext/ool_probe %s\n", sites[i]);
 		if (!append_file(TRACING "/kprobe_events", def))
