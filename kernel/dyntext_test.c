@@ -697,6 +697,7 @@ struct dt_test_reader {
 	unsigned long		lookups;
 	unsigned long		hits;
 	unsigned long		bad;
+	struct completion	started;
 	struct completion	done;
 };
 
@@ -721,7 +722,8 @@ static int dt_test_reader_fn(void *arg)
 				rd->bad++;
 		}
 		rcu_read_unlock();
-		rd->lookups++;
+		if (!rd->lookups++)
+			complete(&rd->started);
 		if (!(rd->lookups & 1023))
 			cond_resched();
 	}
@@ -756,9 +758,21 @@ static void dyntext_test_concurrent(struct kunit *test)
 	unsigned int round, slot, ops = 0;
 	struct dyntext *dt;
 
+	init_completion(&rd.started);
 	init_completion(&rd.done);
 	KUNIT_ASSERT_EQ(test, 0, dt_test_run_elsewhere(dt_test_reader_fn, &rd,
 						       "dyntext_kunit_rd"));
+	/*
+	 * The writer starts once the reader runs: its CPU may be slow to run
+	 * it (a vCPU of a busy host, QEMU's icount round-robin), and 200
+	 * rounds could otherwise end before its first lookup.
+	 */
+	if (!wait_for_completion_timeout(&rd.started, 10 * HZ)) {
+		atomic_set(&rd.stop, 1);
+		wait_for_completion(&rd.done);
+		KUNIT_FAIL(test, "the reader did not run in 10 s");
+		return;
+	}
 
 	for (round = 0; round < 200; round++) {
 		for (slot = round & 1; slot < rd.slots; slot += 2, ops++) {
@@ -898,10 +912,16 @@ static void dyntext_test_lookup_vs_free(struct kunit *test)
 		/*
 		 * Let the looker find them, then take them away: wait for
 		 * 64 lookups (at most about 20 ms), as the looker's CPU
-		 * may be slow to run it (a vCPU thread of a busy host).
+		 * may be slow to run it (a vCPU thread of a busy host); the
+		 * first round waits until it has named a region and walked
+		 * one (at most 10 s), so that what is checked below does
+		 * not depend on how soon its CPU ran it.
 		 */
 		seen = READ_ONCE(lk.lookups);
 		for (i = 0; i < 20 && READ_ONCE(lk.lookups) - seen < 64; i++)
+			usleep_range(1000, 2000);
+		for (i = 0; !round && i < 5000 &&
+		     !(READ_ONCE(lk.named) && READ_ONCE(lk.walked)); i++)
 			usleep_range(1000, 2000);
 		for (i = 0; i < n; i++)
 			dyntext_del(&d[i]->dt);
