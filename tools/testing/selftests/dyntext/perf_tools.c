@@ -1290,9 +1290,11 @@ out:
 /*
  * perf annotate --objdump of code that came in the stream gives objdump a
  * file that says the machine perf.data was recorded on: with perf.data's
- * arch rewritten to aarch64, the ELF header of the file objdump gets says
- * AArch64 (an objdump script that runs readelf first tells), where it said
- * the machine perf runs on before.
+ * arch (and, where perf writes it, e_machine) rewritten to aarch64, the
+ * ELF header of the file objdump gets says AArch64 (an objdump script
+ * that runs readelf first tells), where it said the machine perf runs on
+ * before.  The sample's thread runs files of this machine: perf must take
+ * a kernel symbol's arch from the recorded kernel, not from them.
  */
 TEST_F_TIMEOUT(perf, stream_code_file_for_recorded_arch, 90)
 {
@@ -1304,7 +1306,7 @@ TEST_F_TIMEOUT(perf, stream_code_file_for_recorded_arch, 90)
 	struct bpf_run run = { .secs = 1.0, .repeat = 100 };
 	__u64 ksyms[3];
 	__u32 lens[3];
-	int fd, aarch64 = 0, other = 0, feats;
+	int fd, aarch64 = 0, other = 0;
 	FILE *f;
 
 	ASSERT_EQ(0, perf_record_start(&self->run, "-F10000"));
@@ -1340,15 +1342,6 @@ TEST_F_TIMEOUT(perf, stream_code_file_for_recorded_arch, 90)
 			TH_LOG("objdump got a file for %.*s", (int)strcspn(line, "\n"), line);
 	}
 	fclose(f);
-	/*
-	 * perf 6.19 and later (perf.data with HEADER_E_MACHINE) take the
-	 * arch to annotate with from the sample's thread, the ELF files of
-	 * its maps, which are this machine's: nothing in perf.data can make
-	 * them pick another, so the file can only be for this machine.
-	 */
-	feats = header_features_32_35(&self->run);
-	if (!aarch64 && feats > 0 && (feats & 1 << 1))
-		SKIP(return, "perf takes the annotate arch from the thread's files, not perf.data");
 	EXPECT_LT(0, aarch64);
 	EXPECT_EQ(0, other);
 }
