@@ -170,13 +170,19 @@ FILE *perf_output(struct perf_run *r, const char *args)
 	return popen(cmd, "r");
 }
 
-int count_samples(struct perf_run *r, unsigned long long lo,
-		  unsigned long long hi, const char *sym, const char *dso,
-		  struct samples *c)
+/*
+ * Samples in [lo, hi) named sym (and, with at, at their offset from *at,
+ * "sym+0x..." as perf script -F symoff prints it) in dso (any if NULL).
+ */
+static int samples_named(struct perf_run *r, unsigned long long lo,
+			 unsigned long long hi, const char *sym,
+			 const unsigned long long *at, const char *dso,
+			 struct samples *c)
 {
-	char line[1024], s[512], d[512];
+	char line[1024], s[512], d[512], want[600];
 	unsigned long long ip;
-	FILE *f = perf_output(r, "script -F ip,sym,dso");
+	FILE *f = perf_output(r, at ? "script -F ip,sym,symoff,dso" :
+				      "script -F ip,sym,dso");
 
 	if (!f)
 		return -errno;
@@ -185,11 +191,28 @@ int count_samples(struct perf_run *r, unsigned long long lo,
 		if (sscanf(line, " %llx %511s (%511[^)])", &ip, s, d) != 3 ||
 		    ip < lo || ip >= hi)
 			continue;
-		if (!strcmp(s, sym) && (!dso || !strcmp(d, dso)))
+		if (at)
+			snprintf(want, sizeof(want), "%s+0x%llx", sym, ip - *at);
+		if (!strcmp(s, at ? want : sym) && (!dso || !strcmp(d, dso)))
 			c->named++;
 		else if (!c->other++)
 			snprintf(c->first_other, sizeof(c->first_other),
 				 "%llx %.128s (%.128s)", ip, s, d);
 	}
 	return pclose(f) ? -EIO : 0;
+}
+
+int count_samples(struct perf_run *r, unsigned long long lo,
+		  unsigned long long hi, const char *sym, const char *dso,
+		  struct samples *c)
+{
+	return samples_named(r, lo, hi, sym, NULL, dso, c);
+}
+
+int count_samples_at(struct perf_run *r, unsigned long long lo,
+		     unsigned long long hi, const char *sym,
+		     unsigned long long sym_addr, const char *dso,
+		     struct samples *c)
+{
+	return samples_named(r, lo, hi, sym, &sym_addr, dso, c);
 }

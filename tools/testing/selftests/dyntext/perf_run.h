@@ -68,4 +68,15 @@ int count_samples(struct perf_run *r, unsigned long long lo,
 		  unsigned long long hi, const char *sym, const char *dso,
 		  struct samples *c);
 
+/*
+ * The same, where named as expected is named sym at the sample's offset
+ * from sym_addr, sym's address (perf script -F symoff): a map that starts
+ * at the wrong offset in its file may still give the function's name to
+ * the samples in it, at another offset.
+ */
+int count_samples_at(struct perf_run *r, unsigned long long lo,
+		     unsigned long long hi, const char *sym,
+		     unsigned long long sym_addr, const char *dso,
+		     struct samples *c);
+
 #endif

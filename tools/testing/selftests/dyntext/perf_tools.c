@@ -548,6 +548,47 @@ TEST_F_TIMEOUT(perf, module_two_builds_one_path, 120)
 }
 
 /*
+ * The module, installed, is loaded twice while perf records and runs each
+ * time: both loads are of one build, so of one dso, whose functions perf
+ * reads from the file through one of the two loads' maps.  Functions read
+ * from a module's file are at file offsets: each map must start at
+ * .text's offset in the file, not only the one they were read through,
+ * and every sample of either load is named dyntext_test_busy at its own
+ * offset (a map that starts at offset 0 still names them, .text's file
+ * offset too early: in the same function on these builds, at the wrong
+ * offset).
+ */
+TEST_F_TIMEOUT(perf, module_same_build_loaded_twice, 120)
+{
+	char ko[PATH_MAX], home[] = "/tmp/dyntext-home.XXXXXX";
+	unsigned long long lo[2], hi[2];
+	struct samples c;
+	int i;
+
+	ASSERT_EQ(0, install_module(MOD, ko, sizeof(ko)));
+	ASSERT_NE(NULL, mkdtemp(home));
+	ASSERT_EQ(0, setenv("HOME", home, 1));	/* the build-id cache */
+	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, test_module_load_file(ko, ""));
+		ASSERT_EQ(0, module_sym_range(MOD, "dyntext_test_busy", &lo[i], &hi[i]));
+		ASSERT_EQ(0, write_str("/sys/module/" MOD "/parameters/spin_ms", "1000", 0));
+		ASSERT_EQ(0, test_module_unload(MOD));
+	}
+	ASSERT_EQ(0, perf_record_stop(&self->run));
+
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, count_samples_at(&self->run, lo[i], hi[i],
+					      "dyntext_test_busy", lo[i], ko, &c));
+		TH_LOG("load %d at %llx: %llu samples named dyntext_test_busy at their offset, %llu not%s%s",
+		       i, lo[i], c.named, c.other, c.other ? ", first: " : "",
+		       c.first_other);
+		EXPECT_LT(0, c.named);	/* how many: the emulator's speed */
+		EXPECT_EQ(0, c.other);
+	}
+}
+
+/*
  * Another build of the module is installed under its name, and the module
  * loads and unloads while perf record is stopped, so that its
  * /sys/module directory is gone when perf's side-band thread sees its
@@ -584,16 +625,23 @@ TEST_F_TIMEOUT(perf, module_other_build_installed, 90)
  * unloads while perf record is stopped, so that no /proc/kallsyms read
  * sees its functions: perf report finds its file by the build-id its
  * ksymbol record carried, and names its samples by function.
+ *
+ * Its init spins for 300 ms first (init_spin_ms), so that the first sample
+ * perf script resolves in the module is in the init text: the core text
+ * maps to the file's .text whichever region's sample made perf read the
+ * file, so every sample in dyntext_test_busy is named at its own offset,
+ * and the init text, which is not .text, is named by none of the file's
+ * functions (it stays unnamed, as that of a module present at the start).
  */
 TEST_F_TIMEOUT(perf, module_named_by_build_id, 90)
 {
 	char home[] = "/tmp/dyntext-home.XXXXXX", bid[64] = "";
 	char cmd[2 * PATH_MAX + 64];
-	unsigned long long busy;
+	unsigned long long busy, busy_end;
+	__u64 addr, len, init_addr, init_len;
 	struct header_text h;
 	const struct rec *reg;
 	struct samples c;
-	__u64 addr, len;
 
 	ASSERT_NE(NULL, mkdtemp(home));
 	ASSERT_EQ(0, setenv("HOME", home, 1));	/* the build-id cache */
@@ -603,13 +651,17 @@ TEST_F_TIMEOUT(perf, module_named_by_build_id, 90)
 	self->run.verbose = 1;
 	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
 	ASSERT_EQ(0, kill(self->run.pid, SIGSTOP));
-	ASSERT_EQ(0, test_module_load(MOD, ""));
+	ASSERT_EQ(0, test_module_load(MOD, "init_spin_ms=300"));
 	EXPECT_EQ(0, module_build_id(MOD, bid, sizeof(bid)));
 	reg = rec_wait_name(&self->s, MOD, 0);
 	ASSERT_NE(NULL, reg);
 	addr = reg->addr;
 	len = reg->len;
-	ASSERT_EQ(1, kallsyms_sym_count("dyntext_test_busy", MOD, 't', &busy, NULL));
+	reg = rec_wait_name(&self->s, MOD ".init", 0);
+	ASSERT_NE(NULL, reg);
+	init_addr = reg->addr;
+	init_len = reg->len;
+	ASSERT_EQ(0, module_sym_range(MOD, "dyntext_test_busy", &busy, &busy_end));
 	ASSERT_EQ(0, write_str("/sys/module/" MOD "/parameters/spin_ms", "1500", 0));
 	ASSERT_EQ(0, test_module_unload(MOD));
 	ASSERT_EQ(0, kill(self->run.pid, SIGCONT));
@@ -620,11 +672,22 @@ TEST_F_TIMEOUT(perf, module_named_by_build_id, 90)
 	EXPECT_EQ(0, h.funcs);
 	EXPECT_STREQ(bid, h.build_id);
 	EXPECT_STREQ("none", h.file);
-	ASSERT_EQ(0, count_samples(&self->run, busy, addr + len,
-				   "dyntext_test_busy", NULL, &c));
-	TH_LOG("%llu samples in dyntext_test_busy, %llu elsewhere (first: %s)",
-	       c.named, c.other, c.first_other);
+	EXPECT_LE(addr, busy);		/* in the core text */
+	EXPECT_GE(addr + len, busy_end);
+
+	ASSERT_EQ(0, count_samples(&self->run, init_addr, init_addr + init_len,
+				   "[unknown]", NULL, &c));
+	TH_LOG("init text: %llu samples unnamed, %llu named%s%s",
+	       c.named, c.other, c.other ? ", first: " : "", c.first_other);
+	ASSERT_LT(0, c.named + c.other);	/* the init spun: sampled first */
+	EXPECT_EQ(0, c.other);
+
+	ASSERT_EQ(0, count_samples_at(&self->run, busy, busy_end,
+				      "dyntext_test_busy", busy, NULL, &c));
+	TH_LOG("%llu samples named dyntext_test_busy at their offset, %llu not%s%s",
+	       c.named, c.other, c.other ? ", first: " : "", c.first_other);
 	EXPECT_GT(c.named, 0);	/* no rate: see above */
+	EXPECT_EQ(0, c.other);
 }
 
 /*

@@ -8,7 +8,9 @@
  * in dyntext_test_busy() for N milliseconds, so that samples land in it.
  * Writing N to calls_ms calls dyntext_test_tick() in a loop for N ms, so
  * that samples land in what a tracer attached to it runs (a BPF or ftrace
- * trampoline, an optimized kprobe's buffer).
+ * trampoline, an optimized kprobe's buffer).  init_spin_ms=N keeps the CPU
+ * that loads the module busy in its init text for N milliseconds, so that
+ * samples land there before any lands in its core text.
  *
  * Built with DYNTEXT_TEST_OTHER_BUILD (module_other/), it is another build
  * of the same module: a function of 2 KiB of nops before
@@ -25,6 +27,10 @@ static bool fail_init;
 module_param(fail_init, bool, 0400);
 MODULE_PARM_DESC(fail_init, "Fail module_init with -EINVAL");
 
+static unsigned int init_spin_ms;
+module_param(init_spin_ms, uint, 0400);
+MODULE_PARM_DESC(init_spin_ms, "Stay busy in the init text for N ms first");
+
 static unsigned long dyntext_test_sink;
 
 #ifdef DYNTEXT_TEST_OTHER_BUILD
@@ -38,7 +44,8 @@ static inline void dyntext_test_other_build(void)
 }
 #endif
 
-static noinline void dyntext_test_busy(unsigned int ms)
+/* Busy for ms milliseconds, in the text of the function it is inlined in. */
+static __always_inline void dyntext_test_spin(unsigned int ms)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(ms);
 	unsigned long x = 1;
@@ -51,6 +58,11 @@ static noinline void dyntext_test_busy(unsigned int ms)
 		cond_resched();
 	}
 	WRITE_ONCE(dyntext_test_sink, x);
+}
+
+static noinline void dyntext_test_busy(unsigned int ms)
+{
+	dyntext_test_spin(ms);
 }
 
 /* Where tracers attach: not inlined, not cloned, so it keeps its name. */
@@ -111,8 +123,17 @@ static const struct kernel_param_ops calls_ms_ops = {
 module_param_cb(calls_ms, &calls_ms_ops, NULL, 0200);
 MODULE_PARM_DESC(calls_ms, "Write N: call dyntext_test_tick() in a loop for N ms");
 
+static noinline void __init dyntext_test_init_busy(unsigned int ms)
+{
+	dyntext_test_spin(ms);
+}
+
 static noinline int __init dyntext_test_init_work(void)
 {
+	if (init_spin_ms > 60000)
+		return -ERANGE;
+	if (init_spin_ms)
+		dyntext_test_init_busy(init_spin_ms);
 	return fail_init ? -EINVAL : 0;
 }
 
