@@ -580,7 +580,7 @@ TEST_F_TIMEOUT(perf, module_same_build_loaded_twice, 120)
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, count_samples_at(&self->run, lo[i], hi[i],
 					      "dyntext_test_busy", lo[i], ko, &c));
-		TH_LOG("load %d at %llx: %llu samples named dyntext_test_busy at their offset, %llu not%s%s",
+		TH_LOG("load %d at %llx: %llu samples at their offset, %llu not%s%s",
 		       i, lo[i], c.named, c.other, c.other ? ", first: " : "",
 		       c.first_other);
 		EXPECT_LT(0, c.named);	/* how many: the emulator's speed */
