@@ -378,8 +378,8 @@ static void kmod_file__cache(struct kmod_capture *kc, const struct kmod_file *f,
  * core text ("name"): the module's file under /lib/modules and its
  * build-id, unless the loaded module has another; perf report then reads
  * the functions from the file or from the build-id cache, as for modules
- * present at the start, and the init text ("name.init") stays unnamed as
- * theirs does.  A module without such a file gets the functions
+ * present at the start, and the init text ("name.init") from the file's
+ * .init.text.  A module without such a file gets the functions
  * /proc/kallsyms lists in the region, read at the end of the pass
  * (*pending), if perf record records kernel samples, and the build-id of
  * the record (rbid, NULL if none).  NULL if memory runs out.

@@ -15,4 +15,12 @@
 int module_text_size(const char *ko_path, bool init, bool strict_rwx,
 		     unsigned long long *size);
 
+/*
+ * The offset of function sym in section sec of the .ko at ko_path (its
+ * st_value: a .ko is relocatable) and its size.  Returns 0 on success, -1
+ * if the .ko has no such function in that section.
+ */
+int module_sym_offset(const char *ko_path, const char *sec, const char *sym,
+		      unsigned long long *off, unsigned long long *size);
+
 #endif

@@ -27,6 +27,7 @@
 
 #include "../kselftest_harness.h"
 #include "records.h"
+#include "module_layout.h"
 #include "perf_run.h"
 #include "bpf_run.h"
 #include "ksym_abi.skel.h"
@@ -627,26 +628,39 @@ TEST_F_TIMEOUT(perf, module_other_build_installed, 90)
  * ksymbol record carried, and names its samples by function.
  *
  * Its init spins for 300 ms first (init_spin_ms), so that the first sample
- * perf script resolves in the module is in the init text: the core text
- * maps to the file's .text whichever region's sample made perf read the
- * file, so every sample in dyntext_test_busy is named at its own offset,
- * and the init text, which is not .text, is named by none of the file's
- * functions (it stays unnamed, as that of a module present at the start).
+ * perf script resolves in the module is in the init text: the init text
+ * maps the file's .init.text (which the loader put first in it, as
+ * /sys/module says), so each of its samples is named by the init function
+ * it is in (mostly dyntext_test_init_busy), at its own offset, and the
+ * core text maps the file's .text whichever region's sample made perf
+ * read the file, so every sample in dyntext_test_busy is named at its own
+ * offset.
  */
 TEST_F_TIMEOUT(perf, module_named_by_build_id, 90)
 {
 	char home[] = "/tmp/dyntext-home.XXXXXX", bid[64] = "";
-	char cmd[2 * PATH_MAX + 64];
-	unsigned long long busy, busy_end;
+	/* The functions of .init.text; init_module is dyntext_test_init. */
+	static const char *const init_fn[] = {
+		"dyntext_test_init_busy", "dyntext_test_init_work",
+		"dyntext_test_init", "init_module",
+	};
+	char cmd[2 * PATH_MAX + 64], ko[PATH_MAX];
+	unsigned long long busy, busy_end, init_sec, total, named = 0;
+	unsigned long long off[4], size[4];
 	__u64 addr, len, init_addr, init_len;
 	struct header_text h;
 	const struct rec *reg;
 	struct samples c;
+	int i;
 
+	snprintf(ko, sizeof(ko), "%s/" MOD ".ko", test_binary_dir());
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, module_sym_offset(ko, ".init.text", init_fn[i],
+					       &off[i], &size[i]));
 	ASSERT_NE(NULL, mkdtemp(home));
 	ASSERT_EQ(0, setenv("HOME", home, 1));	/* the build-id cache */
-	snprintf(cmd, sizeof(cmd), "%s buildid-cache --add %s/" MOD ".ko",
-		 self->run.perf, test_binary_dir());
+	snprintf(cmd, sizeof(cmd), "%s buildid-cache --add %s",
+		 self->run.perf, ko);
 	ASSERT_EQ(0, system(cmd));
 	self->run.verbose = 1;
 	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
@@ -661,6 +675,8 @@ TEST_F_TIMEOUT(perf, module_named_by_build_id, 90)
 	ASSERT_NE(NULL, reg);
 	init_addr = reg->addr;
 	init_len = reg->len;
+	init_sec = module_section_addr(MOD, ".init.text");
+	EXPECT_EQ(init_addr, init_sec);
 	ASSERT_EQ(0, module_sym_range(MOD, "dyntext_test_busy", &busy, &busy_end));
 	ASSERT_EQ(0, write_str("/sys/module/" MOD "/parameters/spin_ms", "1500", 0));
 	ASSERT_EQ(0, test_module_unload(MOD));
@@ -677,10 +693,19 @@ TEST_F_TIMEOUT(perf, module_named_by_build_id, 90)
 
 	ASSERT_EQ(0, count_samples(&self->run, init_addr, init_addr + init_len,
 				   "[unknown]", NULL, &c));
-	TH_LOG("init text: %llu samples unnamed, %llu named%s%s",
-	       c.named, c.other, c.other ? ", first: " : "", c.first_other);
-	ASSERT_LT(0, c.named + c.other);	/* the init spun: sampled first */
-	EXPECT_EQ(0, c.other);
+	total = c.named + c.other;
+	ASSERT_LT(0, total);	/* the init spun: sampled first */
+	for (i = 0; i < 4; i++) {
+		unsigned long long lo = init_sec + off[i];
+
+		ASSERT_EQ(0, count_samples_at(&self->run, lo, lo + size[i],
+					      init_fn[i], lo, NULL, &c));
+		TH_LOG("init text: %llu samples named %s at their offset%s%s",
+		       c.named, init_fn[i], c.other ? ", first other: " : "",
+		       c.first_other);
+		named += c.named;
+	}
+	EXPECT_EQ(total, named);
 
 	ASSERT_EQ(0, count_samples_at(&self->run, busy, busy_end,
 				      "dyntext_test_busy", busy, NULL, &c));
