@@ -245,22 +245,37 @@ stress: stress-build
 
 # RUNS boots of each of FLAKES_KERNELS, each running every kselftest (no
 # builds, no stress or fault injection), then each test's pass count out of
-# RUNS and its longest time (scripts/test-times).
+# RUNS and its longest time (scripts/test-times).  A round of the three
+# kernels takes about 50 minutes here (7.3, 2026-11-29), so RUNS=5 does not
+# fit in one sitting: the runs that ended are kept ($(B)/flakes/KERNEL-N/done)
+# as long as the code under test is the same ($(B)/flakes/id: the trees of
+# patches/, the new files, configs/ and scripts/ at HEAD, and any change to
+# them not committed), and make flakes again runs only the missing ones.
 RUNS ?= 5
 FLAKES_KERNELS ?= patched stock debug
+FLAKES_ID = cd $(TOP) && { git rev-parse HEAD:patches HEAD:kernel HEAD:include \
+	HEAD:tools HEAD:configs HEAD:scripts && git diff HEAD -- patches kernel \
+	include tools configs scripts; } | sha256sum | cut -c1-16
 flakes: kernel perf stock-perf selftests $(if $(filter stock,$(FLAKES_KERNELS)),baseline) \
 		$(if $(filter debug,$(FLAKES_KERNELS)),stress-build)
-	@rm -rf $(B)/flakes && mkdir -p $(B)/flakes
 	@$(if $(filter stock,$(FLAKES_KERNELS)),$(STOCK_PREPARE))
-	@for i in $$(seq $(RUNS)); do for k in $(FLAKES_KERNELS); do \
-		echo "  RUN     $$k kernel, $$i of $(RUNS)"; \
+	@id=$$($(FLAKES_ID)); \
+	if [ "$$(cat $(B)/flakes/id 2>/dev/null)" != "$$id" ]; then \
+		rm -rf $(B)/flakes && mkdir -p $(B)/flakes && \
+		echo "$$id" > $(B)/flakes/id; fi; \
+	for i in $$(seq $(RUNS)); do for k in $(FLAKES_KERNELS); do \
+		d=$(B)/flakes/$$k-$$i; \
+		if [ -f $$d/done ]; then \
+			echo "  KEEP    $$k kernel, $$i of $(RUNS) (code $$id)"; \
+			continue; fi; \
+		rm -rf $$d; echo "  RUN     $$k kernel, $$i of $(RUNS) (code $$id)"; \
 		case $$k in \
-		patched) $(call PATCHED_RUN,$(B)/flakes/$$k-$$i) >/dev/null;; \
-		stock) $(call STOCK_RUN,$(B)/flakes/$$k-$$i) >/dev/null;; \
-		debug) $(call STRESS_RUN,$(B)/flakes/$$k-$$i,0,0,$(ST_NAMES)) \
-			>/dev/null;; \
-		esac; done; done
-	@$(TOP)/scripts/test-times --runs $(RUNS) $(B)/flakes/*/results
+		patched) $(call PATCHED_RUN,$$d) >/dev/null;; \
+		stock) $(call STOCK_RUN,$$d) >/dev/null;; \
+		debug) $(call STRESS_RUN,$$d,0,0,$(ST_NAMES)) >/dev/null;; \
+		esac; touch $$d/done; done; done
+	@$(TOP)/scripts/test-times --runs $(RUNS) $$(for i in $$(seq $(RUNS)); do \
+		for k in $(FLAKES_KERNELS); do echo $(B)/flakes/$$k-$$i/results; done; done)
 
 stress-check: stress-build
 	@rm -rf $(B)/stress-check && mkdir -p $(B)/stress-check

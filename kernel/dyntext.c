@@ -6,12 +6,13 @@
  * registered here: one entry per region with its range, name and owner.
  * Lookups by address are lock-free and NMI-safe (latch trees, as the
  * module and BPF trees used before, one per kind of text); /proc/kallsyms
- * walks one list per kallsyms rank (stock's sections, each in the order of
- * stock's list) with a cursor, so a full read is linear.  Adding and
- * deleting are the only way in and out, and both announce the region to
- * perf with a PERF_RECORD_KSYMBOL record from here, just after dropping
- * the registry's lock (see dyntext_announce()), so that every register
- * record has exactly one unregister record.
+ * walks one list per kallsyms rank (in the order of sections it has always
+ * used, each in the order its producer's own list kept) with a cursor, so
+ * a full read is linear.  Adding and deleting are the only way in and out,
+ * and both announce the region to perf with a PERF_RECORD_KSYMBOL record
+ * from here, just after dropping the registry's lock (see
+ * dyntext_announce()), so that every register record has exactly one
+ * unregister record.
  *
  * See Documentation/core-api/dyntext.rst.
  */
@@ -50,8 +51,8 @@ static struct list_head dyntext_lists[] = {
 static_assert(ARRAY_SIZE(dyntext_lists) == DYNTEXT_KALLSYMS_NR_RANKS);
 
 /*
- * Ranks listed newest first: stock added ftrace trampolines and kprobe
- * pages at the head of their lists.
+ * Ranks listed newest first: ftrace and kprobes added their trampolines
+ * and pages at the head of their own lists.
  */
 #define DYNTEXT_NEWEST_FIRST	(BIT(DYNTEXT_KALLSYMS_FTRACE) |		\
 				 BIT(DYNTEXT_KALLSYMS_KPROBES) |	\
@@ -72,7 +73,7 @@ static_assert(ARRAY_SIZE(dyntext_lists) == DYNTEXT_KALLSYMS_NR_RANKS);
  * across both.  Empty: lo = ULONG_MAX, hi = 0.
  *
  * A BPF region also answers for its end address: a BPF image can end with
- * a call, whose return address is then the end (stable fix 66d9111f3517,
+ * a call, whose return address is then the end (commit 66d9111f3517,
  * "bpf: Detect IP == ksym.end as part of BPF program").  Its tree's hi is
  * one past that.  Regions are [start, end) in the trees, so another region
  * may start at a BPF region's end (struct_ops trampolines are packed back
@@ -225,7 +226,7 @@ static bool dyntext_listed(const struct dyntext *dt)
  * records of a region always pair up.  Who receives them is the perf
  * event's business (its owner's right to see kernel addresses).
  *
- * Called after dyntext_lock is dropped, as stock sent its BPF records
+ * Called after dyntext_lock is dropped, as BPF used to send its records
  * outside bpf_lock: a record visits every side-band event of this CPU
  * (perf_iterate_sb()), as many as users chose to open, and no other CPU's
  * add or delete may wait for that with bottom halves off.  The order still
@@ -583,8 +584,8 @@ EXPORT_SYMBOL_GPL(dyntext_add);
  * As dyntext_add(), but /proc/kallsyms lists @dt just before @next: a BPF
  * program's subprograms, registered after the program so that their
  * ksymbol records come in the order perf has always seen, are listed
- * before it, as stock listed them.  Lookups and the replay do not depend
- * on it.
+ * before it, as /proc/kallsyms has always listed them.  Lookups and the
+ * replay do not depend on it.
  *
  * Return: 0, -EINVAL if @next is not registered or of another rank, or an
  * error of dyntext_add().

@@ -381,8 +381,8 @@ static unsigned int dt_test_read(struct kunit *test, struct dyntext_iter *it,
  * A full /proc/kallsyms walk takes one list step per listed region: each
  * call resumes from the region the call before returned.  Counted in
  * steps, not time, so that a walk restarting from the head for every line
- * (the same output, quadratic, as stock's bpf_get_kallsym()) fails here.
- * A delete during the walk restarts it once.
+ * (the same output, but quadratic, as bpf_get_kallsym() used to walk the
+ * BPF list) fails here.  A delete during the walk restarts it once.
  */
 static void dyntext_test_kallsyms_linear(struct kunit *test)
 {
@@ -430,11 +430,12 @@ static const struct dyntext_class dt_test_rank_class[] = {
 };
 
 /*
- * /proc/kallsyms lists the regions rank by rank in stock's order (ftrace
- * trampolines, BPF, kprobe pages, optprobe pages), ftrace trampolines and
- * both kinds of kprobe pages newest first, BPF in registration order but
- * for a region added with dyntext_add_before() (a subprogram before its
- * program); with the cursor and without it.
+ * /proc/kallsyms lists the regions rank by rank in the order it has always
+ * used (ftrace trampolines, BPF, kprobe pages, optprobe pages; see
+ * update_iter_mod()), ftrace trampolines and both kinds of kprobe pages
+ * newest first, BPF in registration order but for a region added with
+ * dyntext_add_before() (a subprogram before its program); with the cursor
+ * and without it.
  */
 static void dyntext_test_kallsyms_order(struct kunit *test)
 {
@@ -499,7 +500,7 @@ static void dyntext_test_kallsyms_order(struct kunit *test)
  * Module text is text (unwinders, kernel_text_address()), but only the
  * module's symbols name it (module_address_lookup()): where it has none,
  * %pS prints a bare address and kallsyms_lookup_size_offset() fails, so
- * kprobes refuse the address, as in stock.
+ * kprobes refuse the address, as before module text was registered.
  */
 static void dyntext_test_module_unnamed(struct kunit *test)
 {
@@ -764,8 +765,8 @@ static void dyntext_test_concurrent(struct kunit *test)
 						       "dyntext_kunit_rd"));
 	/*
 	 * The writer starts once the reader runs: its CPU may be slow to run
-	 * it (a vCPU of a busy host, QEMU's icount round-robin), and 200
-	 * rounds could otherwise end before its first lookup.
+	 * it (a vCPU of a busy host, an emulator running its vCPUs in turn),
+	 * and 200 rounds could otherwise end before its first lookup.
 	 */
 	if (!wait_for_completion_timeout(&rd.started, 10 * HZ)) {
 		atomic_set(&rd.stop, 1);
@@ -873,10 +874,10 @@ static int dt_test_looker_fn(void *arg)
 
 /*
  * Lookups racing with deletes whose entries (and names) are freed right
- * after the grace period, as BPF frees its programs: with KASAN (the debug
- * kernel of make check) the freed memory is poisoned at once, so a lookup
- * or a kallsyms cursor that touched an entry after its grace period would
- * be reported as a use-after-free.
+ * after the grace period, as BPF frees its programs: with KASAN the freed
+ * memory is poisoned at once, so a lookup or a kallsyms cursor that
+ * touched an entry after its grace period would be reported as a
+ * use-after-free.
  */
 static void dyntext_test_lookup_vs_free(struct kunit *test)
 {
@@ -1065,8 +1066,8 @@ static void dyntext_test_double_add(struct kunit *test)
 }
 
 /*
- * A return address equal to the end of a BPF image belongs to it (stable
- * fix 66d9111f3517), unless another region starts there: regions may be
+ * A return address equal to the end of a BPF image belongs to it (commit
+ * 66d9111f3517), unless another region starts there: regions may be
  * adjacent (struct_ops trampolines packed back to back, a FineIBT prefix
  * ending where its program starts), and an address belongs first to the
  * region that starts at it.  Other kinds do not answer for their end.
@@ -1556,7 +1557,8 @@ static struct kunit_case dyntext_test_cases[] = {
 	KUNIT_CASE(dyntext_test_module_unnamed),
 	KUNIT_CASE(dyntext_test_many),
 	KUNIT_CASE(dyntext_test_concurrent),
-	KUNIT_CASE(dyntext_test_lookup_vs_free),
+	/* Seconds with KASAN and lockdep: 100 rounds of frees under lookups. */
+	KUNIT_CASE_SLOW(dyntext_test_lookup_vs_free),
 	{}
 };
 

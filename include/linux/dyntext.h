@@ -29,9 +29,10 @@ struct dyntext;
  *		after every kprobe instruction page
  * @DYNTEXT_KALLSYMS_NR_RANKS: the number of ranks
  *
- * The registry's lines come after the modules' symbols, rank by rank: the
- * order of stock's sections and, within each, the order of stock's lists
- * (6.1, 6.12, 7.3), so that /proc/kallsyms shows the same lines in the same
+ * The registry's lines come after the modules' symbols, rank by rank, in
+ * the order of sections /proc/kallsyms has always used (see
+ * update_iter_mod()) and, within each rank, in the order the producers'
+ * own lists kept, so that /proc/kallsyms shows the same lines in the same
  * order for the same objects.
  */
 enum dyntext_kallsyms_rank {
