@@ -306,7 +306,7 @@ latency:
 # bases with the patched kernel only).  The last line sums the bases'.
 check-all:
 	@status=0; passed=0; failed=0; \
-	for base in $$(ls -d $(TOP)/patches/*/ | xargs -n1 basename | sort -rV); do \
+	for base in $$(ls $(TOP)/patches/*/series | xargs -n1 dirname | xargs -n1 basename | sort -rV); do \
 		echo "== make check BASE=$$base"; \
 		mkdir -p $(TOP)/build; log=$(TOP)/build/check-all-$$base; \
 		{ $(MAKE) -s --no-print-directory check BASE=$$base 2>&1; \
