@@ -251,8 +251,13 @@ stress: stress-build
 # as long as the code under test is the same ($(B)/flakes/id: the trees of
 # patches/, the new files, configs/ and scripts/ at HEAD, and any change to
 # them not committed), and make flakes again runs only the missing ones.
+# A session may end on one machine and go on on another with an empty
+# build/: each run that ended also leaves its results (*.times, *.rc, a
+# few hundred KB) in $(FLAKES_KEEP)/ID/KERNEL-N, to commit, and make flakes
+# takes a run from there when build/ lacks it.
 RUNS ?= 5
 FLAKES_KERNELS ?= patched stock debug
+FLAKES_KEEP ?= $(TOP)/notes/flakes/$(BASE)
 FLAKES_ID = cd $(TOP) && { git rev-parse HEAD:patches HEAD:kernel HEAD:include \
 	HEAD:tools HEAD:configs HEAD:scripts && git diff HEAD -- patches kernel \
 	include tools configs scripts; } | sha256sum | cut -c1-16
@@ -264,7 +269,10 @@ flakes: kernel perf stock-perf selftests $(if $(filter stock,$(FLAKES_KERNELS)),
 		rm -rf $(B)/flakes && mkdir -p $(B)/flakes && \
 		echo "$$id" > $(B)/flakes/id; fi; \
 	for i in $$(seq $(RUNS)); do for k in $(FLAKES_KERNELS); do \
-		d=$(B)/flakes/$$k-$$i; \
+		d=$(B)/flakes/$$k-$$i; kd=$(FLAKES_KEEP)/$$id/$$k-$$i; \
+		if [ ! -f $$d/done ] && [ -f $$kd/done ]; then \
+			rm -rf $$d && mkdir -p $$d/results && \
+			cp $$kd/*.times $$kd/*.rc $$d/results/ && touch $$d/done; fi; \
 		if [ -f $$d/done ]; then \
 			echo "  KEEP    $$k kernel, $$i of $(RUNS) (code $$id)"; \
 			continue; fi; \
@@ -273,7 +281,9 @@ flakes: kernel perf stock-perf selftests $(if $(filter stock,$(FLAKES_KERNELS)),
 		patched) $(call PATCHED_RUN,$$d) >/dev/null;; \
 		stock) $(call STOCK_RUN,$$d) >/dev/null;; \
 		debug) $(call STRESS_RUN,$$d,0,0,$(ST_NAMES)) >/dev/null;; \
-		esac; touch $$d/done; done; done
+		esac; touch $$d/done; rm -rf $$kd && mkdir -p $$kd && \
+		cp $$d/results/*.times $$d/results/*.rc $$kd/ && touch $$kd/done; \
+		done; done
 	@$(TOP)/scripts/test-times --runs $(RUNS) $$(for i in $$(seq $(RUNS)); do \
 		for k in $(FLAKES_KERNELS); do echo $(B)/flakes/$$k-$$i/results; done; done)
 

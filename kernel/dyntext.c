@@ -644,8 +644,8 @@ int dyntext_del(struct dyntext *dt)
 }
 EXPORT_SYMBOL_GPL(dyntext_del);
 
-/* dyntext_find() without the call; the caller is in an RCU section. */
-static __always_inline struct dyntext *__dyntext_find(unsigned long addr)
+/* Any registered region at @addr, not_text included; under RCU. */
+static __always_inline struct dyntext *dyntext_find_any(unsigned long addr)
 {
 	struct dyntext *dt;
 
@@ -658,6 +658,14 @@ static __always_inline struct dyntext *__dyntext_find(unsigned long addr)
 	return dt;
 }
 
+/* dyntext_find() without the call; the caller is in an RCU section. */
+static __always_inline struct dyntext *__dyntext_find(unsigned long addr)
+{
+	struct dyntext *dt = dyntext_find_any(addr);
+
+	return dt && !dt->class->not_text ? dt : NULL;
+}
+
 /**
  * dyntext_find - the registered region that contains an address
  * @addr: the address
@@ -667,7 +675,7 @@ static __always_inline struct dyntext *__dyntext_find(unsigned long addr)
  * count) and may use the entry only inside it.
  *
  * Return: the entry with start <= @addr < end (<= end for BPF regions),
- * or NULL.
+ * or NULL; never one of a class that sets not_text.
  */
 struct dyntext *dyntext_find(unsigned long addr)
 {
@@ -683,7 +691,8 @@ NOKPROBE_SYMBOL(dyntext_find);
  *
  * Safe in any context in which RCU is watching (see kernel_text_address()).
  *
- * Return: true if a registered region contains @addr.
+ * Return: true if a registered region contains @addr, not counting
+ * regions of a class that sets not_text.
  */
 bool is_dyntext_address(unsigned long addr)
 {
@@ -738,8 +747,8 @@ u16 dyntext_code_streamed(unsigned long addr)
  * before modules were registered.
  *
  * Return: the length of the name written to @namebuf if a registered
- * region other than module text contains @addr, else 0 (the kallsyms
- * lookup convention).
+ * region other than module text or not_text contains @addr, else 0 (the
+ * kallsyms lookup convention).
  */
 int dyntext_address_lookup(unsigned long addr, unsigned long *size,
 			   unsigned long *off, char *namebuf)
@@ -751,7 +760,7 @@ int dyntext_address_lookup(unsigned long addr, unsigned long *size,
 	dt = dyntext_tree_find(DYNTEXT_TREE_OOL, addr);
 	if (!dt)
 		dt = dyntext_tree_find(DYNTEXT_TREE_BPF, addr);
-	if (dt) {
+	if (dt && !dt->class->not_text) {
 		ret = strscpy(namebuf, dt->name, KSYM_NAME_LEN);
 		if (ret < 0)
 			ret = KSYM_NAME_LEN - 1;
@@ -1002,8 +1011,8 @@ int dyntext_check(unsigned int *nr)
 			n_list++;
 			if (dt->end <= dt->start ||
 			    dt->class->kallsyms_rank != i ||
-			    dyntext_find(dt->start) != dt ||
-			    dyntext_find(dt->end - 1) != dt)
+			    dyntext_find_any(dt->start) != dt ||
+			    dyntext_find_any(dt->end - 1) != dt)
 				ret = -EUCLEAN;
 		}
 	}

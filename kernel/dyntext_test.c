@@ -49,6 +49,18 @@ static const struct dyntext_class dt_test_module_class = {
 	.not_in_kallsyms = true,
 };
 
+/*
+ * BPF programs loaded without CAP_BPF: announced and holding their range,
+ * but not kernel text for lookups.
+ */
+static const struct dyntext_class dt_test_not_text_class = {
+	.owner		= DT_TEST_OWNER,
+	.ksym_type	= PERF_RECORD_KSYMBOL_TYPE_BPF,
+	.sym_type	= 't',
+	.not_in_kallsyms = true,
+	.not_text	= true,
+};
+
 /* No tree for it: refused. */
 static const struct dyntext_class dt_test_untyped_class = {
 	.owner		= DT_TEST_OWNER,
@@ -528,6 +540,44 @@ static void dyntext_test_module_unnamed(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, expect, namebuf);
 	dt_test_consistent(test, 1);
 	KUNIT_EXPECT_EQ(test, 0, dyntext_del(dt));
+}
+
+static void dyntext_test_not_text(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	unsigned long start = (unsigned long)ctx->buf + 512;
+	char namebuf[KSYM_NAME_LEN], expect[32];
+	struct dyntext *dt, *other;
+
+	dt = dt_test_region(ctx, 0, 512, 128);
+	dt->class = &dt_test_not_text_class;
+	KUNIT_ASSERT_EQ(test, 0, dyntext_add(dt));
+	KUNIT_EXPECT_TRUE(test, dyntext_registered(dt));
+	KUNIT_EXPECT_EQ(test, DYNTEXT_TREE_BPF, dyntext_tree_of(dt));
+
+	/* No lookup finds it: first byte, last byte, BPF's end address. */
+	rcu_read_lock();
+	KUNIT_EXPECT_NULL(test, dyntext_find(start));
+	KUNIT_EXPECT_NULL(test, dyntext_find(start + 127));
+	KUNIT_EXPECT_NULL(test, dyntext_find(start + 128));
+	KUNIT_EXPECT_PTR_EQ(test, dt, dyntext_find_any(start + 127));
+	rcu_read_unlock();
+	KUNIT_EXPECT_FALSE(test, is_dyntext_address(start + 64));
+	KUNIT_EXPECT_FALSE(test, kernel_text_address(start + 64));
+	KUNIT_EXPECT_EQ(test, 0, dyntext_address_lookup(start + 64, NULL,
+							NULL, namebuf));
+	sprint_symbol(namebuf, start + 64);
+	snprintf(expect, sizeof(expect), "0x%lx", start + 64);
+	KUNIT_EXPECT_STREQ(test, expect, namebuf);
+
+	/* Its range is still its own, and the registry consistent. */
+	other = dt_test_region(ctx, 1, 512 + 64, 128);
+	KUNIT_EXPECT_EQ(test, -EEXIST, dyntext_add(other));
+	KUNIT_EXPECT_FALSE(test, dyntext_registered(other));
+	dt_test_consistent(test, 1);
+
+	KUNIT_EXPECT_EQ(test, 0, dyntext_del(dt));
+	dt_test_consistent(test, 0);
 }
 
 static void dyntext_test_trees(struct kunit *test)
@@ -1555,6 +1605,7 @@ static struct kunit_case dyntext_test_cases[] = {
 	KUNIT_CASE(dyntext_test_trees),
 	KUNIT_CASE(dyntext_test_code_streamed),
 	KUNIT_CASE(dyntext_test_module_unnamed),
+	KUNIT_CASE(dyntext_test_not_text),
 	KUNIT_CASE(dyntext_test_many),
 	KUNIT_CASE(dyntext_test_concurrent),
 	/* Seconds with KASAN and lockdep: 100 rounds of frees under lookups. */

@@ -53,6 +53,12 @@ enum dyntext_kallsyms_rank {
  * @not_in_kallsyms: /proc/kallsyms never lists these regions (a module's
  *		text, whose own symbols it lists instead; BPF programs loaded
  *		without CAP_BPF)
+ * @not_text:	the regions are announced to perf and no other region may
+ *		overlap them, but lookups do not find them: dyntext_find(),
+ *		is_dyntext_address() and dyntext_address_lookup() answer as if
+ *		they were not registered, so kernel_text_address(), %pS and
+ *		bpf_arch_text_poke() do not take them for kernel text (BPF
+ *		programs loaded without CAP_BPF, which were never text there)
  * @listed:	optional; /proc/kallsyms lists the regions only while it
  *		returns true (BPF: net.core.bpf_jit_kallsyms and
  *		net.core.bpf_jit_harden, asked when the file is read)
@@ -73,6 +79,7 @@ struct dyntext_class {
 	char		sym_type;
 	u8		kallsyms_rank;
 	bool		not_in_kallsyms;
+	bool		not_text;
 	bool		(*listed)(void);
 	int		(*replay)(const struct dyntext *dt, u64 end,
 				  struct perf_event *event);

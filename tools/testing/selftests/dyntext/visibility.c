@@ -423,35 +423,42 @@ TEST_F(vis, jit_kallsyms_toggled_paired)
 	EXPECT_EQ(NR_FUNCS, unreg);
 }
 
-/*
- * A program loaded without CAP_BPF is not listed in /proc/kallsyms (stock
- * rule), but a listener that may see kernel addresses is told about it,
- * with its address, length and name: stock 6.1 sent the address with an
- * empty name, which left perf nothing to show for its samples.
- */
-TEST_F(vis, unlisted_program_announced)
-{
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	int to_child[2], to_parent[2], status, fd;
-	char want[64], hex[2 * BPF_TAG_SIZE + 1];
-	char type, name[512], mod[64];
-	struct bpf_prog_info info;
-	struct rec_stream s;
-	__u64 addr = 0;
-	__u32 id = 0, len = 0;
-	size_t i, reg = 0, unreg = 0;
+/* A child, dropped to nobody, keeps a program it loaded without CAP_BPF. */
+struct unpriv_prog {
 	pid_t pid;
+	int to_child[2], to_parent[2];
+	__u32 id;
+};
 
-	ASSERT_EQ(0, pipe(to_child));
-	ASSERT_EQ(0, pipe(to_parent));
-	ASSERT_EQ(0, rec_stream_open(&s, 16));
-	pid = fork();
-	ASSERT_GE(pid, 0);
-	if (!pid) {
+/*
+ * Fork a child that drops to nobody, loads a two-instruction socket filter
+ * named "unpriv" (no CAP_BPF: not listed in /proc/kallsyms) and keeps it
+ * loaded until unpriv_prog_release(); p->id is its program id.
+ */
+static int unpriv_prog_load(struct unpriv_prog *p)
+{
+	if (pipe(p->to_child))
+		return -errno;
+	if (pipe(p->to_parent))
+		return -errno;
+	p->pid = fork();
+	if (p->pid < 0)
+		return -errno;
+	/*
+	 * Each side keeps only its own ends, so that the child sees EOF and
+	 * exits if the test ends without unpriv_prog_release().
+	 */
+	close(p->pid ? p->to_child[0] : p->to_child[1]);
+	close(p->pid ? p->to_parent[1] : p->to_parent[0]);
+	if (!p->pid) {
+		struct bpf_insn insns[] = {
+			{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+			{ .code = BPF_JMP | BPF_EXIT },
+		};
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
 		char c;
+		int fd;
 
 		if (drop_to_nobody())
 			_exit(10);
@@ -459,31 +466,74 @@ TEST_F(vis, unlisted_program_announced)
 				   insns, 2, NULL);
 		if (fd < 0)
 			_exit(11);
-		memset(&info, 0, sizeof(info));
-		len = sizeof(info);
 		if (bpf_obj_get_info_by_fd(fd, &info, &len))
 			_exit(12);
-		if (write(to_parent[1], &info.id, sizeof(info.id)) != sizeof(info.id))
+		if (write(p->to_parent[1], &info.id, sizeof(info.id)) !=
+		    sizeof(info.id))
 			_exit(13);
-		/* Keep it loaded until root has looked. */
-		if (read(to_child[0], &c, 1) != 1)
+		/* Keep it loaded until the parent has looked. */
+		if (read(p->to_child[0], &c, 1) != 1)
 			_exit(14);
 		close(fd);
 		_exit(0);
 	}
-	ASSERT_EQ(sizeof(id), read(to_parent[0], &id, sizeof(id)));
-	fd = bpf_prog_get_fd_by_id(id);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(1, bpf_prog_funcs(fd, &info, &addr, &len, 1));
+	if (read(p->to_parent[0], &p->id, sizeof(p->id)) != sizeof(p->id))
+		return -EIO;
+	return 0;
+}
+
+/* Let the child unload its program; 0 if it exited cleanly. */
+static int unpriv_prog_release(struct unpriv_prog *p)
+{
+	int status, ret = -EIO;
+
+	if (write(p->to_child[1], "x", 1) == 1 &&
+	    waitpid(p->pid, &status, 0) == p->pid && WIFEXITED(status))
+		ret = WEXITSTATUS(status);
+	close(p->to_child[1]);
+	close(p->to_parent[0]);
+	return ret;
+}
+
+/* The address and length of the unprivileged program's only function. */
+static int unpriv_prog_func(const struct unpriv_prog *p,
+			    struct bpf_prog_info *info, __u64 *addr,
+			    __u32 *len)
+{
+	int fd = bpf_prog_get_fd_by_id(p->id);
+	int n;
+
+	if (fd < 0)
+		return -errno;
+	n = bpf_prog_funcs(fd, info, addr, len, 1);
 	close(fd);
-	ASSERT_NE(0, addr);
+	return n == 1 && *addr ? 0 : -ENOENT;
+}
+
+/*
+ * A program loaded without CAP_BPF is not listed in /proc/kallsyms, but a
+ * listener that may see kernel addresses is told about it, with its
+ * address, length and name: the record had an empty name before the
+ * registry, which left perf nothing to show for its samples.
+ */
+TEST_F(vis, unlisted_program_announced)
+{
+	char want[64], hex[2 * BPF_TAG_SIZE + 1];
+	char type, name[512], mod[64];
+	struct bpf_prog_info info;
+	struct unpriv_prog p;
+	struct rec_stream s;
+	__u64 addr = 0;
+	__u32 len = 0;
+	size_t i, reg = 0, unreg = 0;
+
+	ASSERT_EQ(0, rec_stream_open(&s, 16));
+	ASSERT_EQ(0, unpriv_prog_load(&p));
+	ASSERT_EQ(0, unpriv_prog_func(&p, &info, &addr, &len));
 	EXPECT_NE(0, kallsyms_find(addr, &type, name, sizeof(name),
 				   mod, sizeof(mod)))
 		TH_LOG("listed in /proc/kallsyms: %s [%s]", name, mod);
-	ASSERT_EQ(1, write(to_child[1], "x", 1));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, unpriv_prog_release(&p));
 	ASSERT_EQ(0, rec_stream_drain(&s));
 	tag_hex(info.tag, hex);
 	snprintf(want, sizeof(want), "bpf_prog_%s_unpriv", hex);
@@ -506,6 +556,35 @@ TEST_F(vis, unlisted_program_announced)
 	rec_stream_close(&s);
 	EXPECT_EQ(1, reg);
 	EXPECT_EQ(1, unreg);
+}
+
+/*
+ * Nor is it kernel text: kernel_text_address() and kallsyms_lookup() do
+ * not know it, as bpf_tree never held it, so bpf_arch_text_poke(), which
+ * checks its target the same way, refuses to patch it: no fentry, fexit or
+ * freplace attach to it.  Its first and last byte are asked.
+ */
+TEST_F(vis, unlisted_program_not_text)
+{
+	struct bpf_prog_info info;
+	struct unpriv_prog p;
+	char name[1024];
+	__u64 addr = 0;
+	__u32 len = 0;
+	int text = -1;
+
+	ASSERT_EQ(0, unpriv_prog_load(&p));
+	ASSERT_EQ(0, unpriv_prog_func(&p, &info, &addr, &len));
+	ASSERT_LT(0, len);
+	ASSERT_EQ(0, text_lookup_start());
+	ASSERT_EQ(0, text_lookup(addr, &text, name, sizeof(name)));
+	EXPECT_EQ(0, text);
+	EXPECT_STREQ("-", name);
+	ASSERT_EQ(0, text_lookup(addr + len - 1, &text, name, sizeof(name)));
+	EXPECT_EQ(0, text);
+	EXPECT_STREQ("-", name);
+	EXPECT_EQ(0, text_lookup_stop());
+	EXPECT_EQ(0, unpriv_prog_release(&p));
 }
 
 /*
