@@ -248,9 +248,8 @@ stress: stress-build
 # RUNS and its longest time (scripts/test-times).  A round of the three
 # kernels takes about 50 minutes here (7.3, 2026-11-29), so RUNS=5 does not
 # fit in one sitting: the runs that ended are kept ($(B)/flakes/KERNEL-N/done)
-# as long as the code under test is the same ($(B)/flakes/id: the trees of
-# patches/, the new files, configs/ and scripts/ at HEAD, and any change to
-# them not committed), and make flakes again runs only the missing ones.
+# as long as the code under test is the same ($(B)/flakes/id, FLAKES_ID
+# below), and make flakes again runs only the missing ones.
 # A session may end on one machine and go on on another with an empty
 # build/: each run that ended also leaves its results (*.times, *.rc, a
 # few hundred KB) in $(FLAKES_KEEP)/ID/KERNEL-N, to commit, and make flakes
@@ -258,9 +257,20 @@ stress: stress-build
 RUNS ?= 5
 FLAKES_KERNELS ?= patched stock debug
 FLAKES_KEEP ?= $(TOP)/notes/flakes/$(BASE)
-FLAKES_ID = cd $(TOP) && { git rev-parse HEAD:patches HEAD:kernel HEAD:include \
-	HEAD:tools HEAD:configs HEAD:scripts && git diff HEAD -- patches kernel \
-	include tools configs scripts; } | sha256sum | cut -c1-16
+# What builds or runs the code under test, as it is in the working tree:
+# the diff part of each patch of the base (scripts/patch-hash: changelogs
+# and cover letters may change), its series and new-files lists, the new
+# files, configs/ and the scripts that build or run them.  Host-only
+# scripts (the report, series, bench), notes and documentation may change
+# between runs.
+FLAKES_SCRIPTS := $(addprefix scripts/,vm-run guest-init pack-guest-init \
+	guest-check guest-stress prepare-tree configure-kernel quilt quiltrc \
+	patch-hash perf-skel-var)
+FLAKES_ID = cd $(TOP) && { scripts/patch-hash patches/$(BASE) \
+	$$(sed -n '/^[A-Za-z0-9]/p' patches/$(BASE)/series) && \
+	cat patches/$(BASE)/series patches/$(BASE)/new-files && \
+	git ls-files -z -- kernel include lib arch tools configs \
+	$(FLAKES_SCRIPTS) | xargs -0 sha256sum; } | sha256sum | cut -c1-16
 flakes: kernel perf stock-perf selftests $(if $(filter stock,$(FLAKES_KERNELS)),baseline) \
 		$(if $(filter debug,$(FLAKES_KERNELS)),stress-build)
 	@$(if $(filter stock,$(FLAKES_KERNELS)),$(STOCK_PREPARE))
