@@ -331,9 +331,12 @@ FIXTURE_TEARDOWN(replay)
 /*
  * With nothing changing: one replay record per line of dynamic text in
  * /proc/kallsyms (same address and name), the ioctl's count, a PROG_LOAD
- * after the functions of each program, and the end marker last.
+ * after the functions of each program, and the end marker last.  60 s, as
+ * room_for_live_records and without_sample_id_all: four times the 7.8 s
+ * they took on the debug kernel (make flakes, 2026-12-02), more than the
+ * harness's default of 30 s.
  */
-TEST_F(replay, matches_kallsyms)
+TEST_F_TIMEOUT(replay, matches_kallsyms, 60)
 {
 	struct ksym_line *lines = NULL;
 	size_t i, end = 0, nr_replay = 0;
@@ -655,7 +658,7 @@ TEST_F_TIMEOUT(replay, one_page_buffer_resumes, 120)
  * live records: a program loaded before the consumer drains is announced,
  * nothing is lost.  (Filled to the brim, the buffer would lose them.)
  */
-TEST_F(replay, room_for_live_records)
+TEST_F_TIMEOUT(replay, room_for_live_records, 60)
 {
 	struct perf_ksymbol_replay r = { .size = sizeof(r) };
 	struct ksym_abi *skel;
@@ -830,7 +833,7 @@ TEST_F_TIMEOUT(replay, runs_in_the_caller, 120)
  * replay reserves no room for one: the stream holds the snapshot's records
  * back to back, each of its exact size, BEGIN to END.
  */
-TEST_F(replay, without_sample_id_all)
+TEST_F_TIMEOUT(replay, without_sample_id_all, 60)
 {
 	size_t i, begin = 0, end = 0, nr_replay = 0;
 	struct ksym_line *lines = NULL;
