@@ -1313,16 +1313,20 @@ TEST_F_TIMEOUT(perf, bpf_program_gone_code_matches, 90)
 }
 
 /*
- * A BPF program loaded, run for 8 ms and unloaded while perf records is
- * gone when perf annotate runs: its samples are annotated all the same,
- * from the code the kernel put in the stream (attr.ksymbol_text).  The
- * disassembly has the program's instructions, some of them with samples.
- * Such programs one after the other (the same code, so the same name)
- * for 3 s, at least five, so that under emulation, where the guest takes
- * a few samples in 8 ms (none at all on the debug kernel), some of them
- * have samples.
+ * A BPF program loaded, run and unloaded while perf records is gone when
+ * perf annotate runs: its samples are annotated all the same, from the
+ * code the kernel put in the stream (attr.ksymbol_text).  The disassembly
+ * has the program's instructions, some of them with samples.  Such
+ * programs one after the other (the same code, so the same name), each
+ * run for as long as its load took (8 ms at least), until the test's own
+ * sampler (5 kHz, beside perf's) has seen GONE_SAMPLES samples in them,
+ * five programs at least, 40 s at most.  A fixed 8 ms a program (3 s in
+ * all) got perf no sample at all on the debug kernel, whose loads take
+ * 300 ms, once in five make flakes runs.
  */
 #define GONE_MAX 256
+#define GONE_SAMPLES 20
+#define GONE_CAP_MS 40000
 TEST_F_TIMEOUT(perf, bpf_program_gone_annotated, 90)
 {
 	char sym[KSYM_NAME_LEN], tag[2 * BPF_TAG_SIZE + 1];
@@ -1331,21 +1335,27 @@ TEST_F_TIMEOUT(perf, bpf_program_gone_annotated, 90)
 	struct bpf_prog_info info;
 	struct ksym_abi *skel;
 	struct timespec start, t0, t1;
+	struct ip_sampler smp = {};
 	struct annotated a;
 	struct samples c;
 	struct bpf_run run;
+	double this_load_ms;
+	long seen = 0;
 	__u64 ksyms[3];
 	__u32 lens[3];
 	int fd, n;
 
+	ASSERT_EQ(0, ip_sampler_open(&smp, 5000));
 	ASSERT_EQ(0, perf_record_start(&self->run, "-F10000"));
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (n = 0; n < GONE_MAX && (n < 5 || ms_since(&start) < 3000); n++) {
+	for (n = 0; n < GONE_MAX && (n < 5 || seen < GONE_SAMPLES) &&
+	     ms_since(&start) < GONE_CAP_MS; n++) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		skel = ksym_abi__open_and_load();
 		ASSERT_NE(NULL, skel);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		load_ms += ms_since(&t0);
+		this_load_ms = ms_since(&t0);
+		load_ms += this_load_ms;
 		fd = bpf_program__fd(skel->progs.ksym_abi_main);
 		ASSERT_EQ(3, bpf_prog_funcs(fd, &info, ksyms, lens, 3));
 		tag_hex(info.tag, tag);
@@ -1355,11 +1365,14 @@ TEST_F_TIMEOUT(perf, bpf_program_gone_annotated, 90)
 		if (ksyms[0] + lens[0] > hi)
 			hi = ksyms[0] + lens[0];
 		/* 100 runs a call: a call takes well under 8 ms. */
-		run = (struct bpf_run){ .secs = 0.008, .repeat = 100 };
+		run = (struct bpf_run){ .repeat = 100,
+			.secs = this_load_ms < 8 ? 0.008 : this_load_ms / 1000 };
 		ASSERT_EQ(0, bpf_run(fd, &run));
+		seen += ip_sampler_count(&smp, ksyms[0], ksyms[0] + lens[0]);
 		ksym_abi__destroy(skel);
 		life_ms += ms_since(&t1);
 	}
+	ip_sampler_close(&smp);
 	/* Gone before perf reads anything. */
 	ASSERT_EQ(0, kallsyms_sym_count(sym, "bpf", 0, NULL, NULL));
 	ASSERT_EQ(0, perf_record_stop(&self->run));
@@ -1367,8 +1380,8 @@ TEST_F_TIMEOUT(perf, bpf_program_gone_annotated, 90)
 	ASSERT_EQ(0, count_samples(&self->run, lo, hi, sym, sym, &c));
 
 	ASSERT_EQ(0, perf_annotate(&self->run, "", sym, &a));
-	TH_LOG("%s: %d programs, each loaded in %.1f ms, then run and unloaded in %.1f ms (mean)",
-	       sym, n, load_ms / n, life_ms / n);
+	TH_LOG("%s: %d programs, each loaded in %.1f ms, then run and unloaded in %.1f ms (mean); %ld samples of the test's own",
+	       sym, n, load_ms / n, life_ms / n, seen);
 	TH_LOG("%llu samples; %d lines of code, %d with samples, first: %s",
 	       c.named, a.lines, a.hit, a.first);
 	ASSERT_LT(0, c.named);
