@@ -1320,14 +1320,15 @@ TEST_F_TIMEOUT(perf, bpf_program_gone_code_matches, 90)
  * programs one after the other (the same code, so the same name), each
  * run for as long as its load took (8 ms at least), until the test's own
  * sampler (5 kHz, beside perf's) has seen GONE_SAMPLES samples in them,
- * five programs at least, 40 s at most.  A fixed 8 ms a program (3 s in
- * all) got perf no sample at all on the debug kernel, whose loads take
- * 300 ms, once in five make flakes runs.
+ * five programs at least, 40 s at most (hence 180 s for the test, with
+ * perf annotate after it).  A fixed 8 ms a program (3 s in all) got perf
+ * no sample at all on the debug kernel, whose loads take 300 ms, once in
+ * five make flakes runs.
  */
 #define GONE_MAX 256
 #define GONE_SAMPLES 20
 #define GONE_CAP_MS 40000
-TEST_F_TIMEOUT(perf, bpf_program_gone_annotated, 90)
+TEST_F_TIMEOUT(perf, bpf_program_gone_annotated, 180)
 {
 	char sym[KSYM_NAME_LEN], tag[2 * BPF_TAG_SIZE + 1];
 	unsigned long long lo = ~0ULL, hi = 0;
