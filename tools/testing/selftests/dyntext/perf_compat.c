@@ -463,6 +463,46 @@ static int log_count(const char *dir, const char *s, bool show)
 }
 
 /*
+ * Copy the perf at src to dir/perf, mode 0755, and name the copy in src.
+ * The checkout may sit in a directory only its owner can enter (a mktemp
+ * -d under /var/tmp is 0700), where nobody cannot run the perf built in
+ * it; a test about perf must not fail on where the tree is.
+ */
+static int perf_copy_to(char *src, size_t len, const char *dir)
+{
+	char dst[128], buf[65536];
+	int in, out, ret = 0;
+	ssize_t n;
+
+	snprintf(dst, sizeof(dst), "%s/perf", dir);
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	if (out < 0) {
+		ret = -errno;
+		close(in);
+		return ret;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		if (write(out, buf, n) != n) {
+			ret = -EIO;
+			break;
+		}
+	}
+	if (n < 0)
+		ret = -errno;
+	if (fchmod(out, 0755) && !ret)
+		ret = -errno;
+	close(in);
+	if (close(out) && !ret)
+		ret = -errno;
+	if (!ret)
+		snprintf(src, len, "%s", dst);
+	return ret;
+}
+
+/*
  * perf record as an unprivileged user (nobody) on its own command, with
  * the default event and with an explicit one, at perf_event_paranoid 2
  * (perf falls back to user space samples) and 1 (kernel samples too):
@@ -517,6 +557,10 @@ FIXTURE_SETUP(unpriv)
 	snprintf(self->dir, sizeof(self->dir), "/tmp/dyntext-unpriv.XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->dir));
 	ASSERT_EQ(0, chown(self->dir, NOBODY, NOBODY));
+	/* everyone may run /usr/bin/perf where it is */
+	if (variant->perf != DISTRO_PERF)
+		ASSERT_EQ(0, perf_copy_to(self->perf, sizeof(self->perf),
+					  self->dir));
 	ASSERT_EQ(0, sysctl_set(PARANOID, variant->paranoid));
 }
 
