@@ -78,7 +78,7 @@ KBUILD_VARS := CC="ccache gcc" HOSTCC="ccache gcc" \
 KMAKE = $(MAKE) -s -C $(1) -j$(JOBS) $(KBUILD_VARS)
 TIMEOUT ?= 900
 
-.PHONY: all deps tree kernel perf selftests module check run baseline bench \
+.PHONY: all deps tree kernel perf selftests module harness check run baseline bench \
 	vm vm-stock stock-fixed clean FORCE stress stock-perf stress-build stress-check series \
 	series-check flakes latency check-all
 
@@ -128,6 +128,14 @@ selftests module: kernel
 	@$(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
 		OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
 		all
+
+# The programs of make bench and make run that are no tests (harness/),
+# into the selftests' output directory, whose helpers they link.
+HARNESS_MAKE = $(MAKE) -s -C $(TOP)/harness \
+	SELFTESTS=$(KTREE)/tools/testing/selftests/dyntext OUTPUT=$(ST_OUT) \
+	KDIR=$(KTREE) KHDR_INCLUDES="-isystem $(KTREE)/usr/include"
+harness: selftests
+	@$(HARNESS_MAKE) all
 
 # The short reliability run on the debug kernel (stress-check below).
 DEBUG_SUITES := debug_misuse debug_stress debug_faults debug_kmemleak \
@@ -201,10 +209,11 @@ endif
 # Stock and patched side by side: BENCH_ROUNDS (3) interleaved boots each.
 # The modules the workloads load are built against each kernel's tree
 # (struct module differs); the stock kernel's go to $(ST_OUT)/stock.
-bench: kernel perf selftests baseline
+bench: kernel perf selftests harness baseline
 	@$(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
 		OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
 		STOCK_KDIR=$(STOCK) stock-modules
+	@$(HARNESS_MAKE) STOCK_KDIR=$(STOCK) stock-modules
 	@$(TOP)/scripts/bench $(BZIMAGE) $(STOCK_BZIMAGE) $(ST_OUT) $(PERF) $(B)/bench
 
 # Reliability on the debug kernel (configs/debug.config, own tree
@@ -314,7 +323,7 @@ LATENCY_STALE ?= 100000
 LATENCY_BZIMAGE ?= $(B)/kernel-latency/arch/x86/boot/bzImage
 latency:
 	@$(MAKE) -s --no-print-directory LATENCY=1 kernel
-	@$(MAKE) -s --no-print-directory LATENCY=1 selftests
+	@$(MAKE) -s --no-print-directory LATENCY=1 harness
 	@rm -rf $(B)/latency && mkdir -p $(B)/latency
 	@VM_MEM=8G $(TOP)/scripts/vm-run --kernel $(LATENCY_BZIMAGE) \
 		--job $(B)/latency --timeout 3600 -- \
@@ -338,7 +347,7 @@ check-all:
 		set -- $$sum; passed=$$((passed + $$1)); failed=$$((failed + $$3)); \
 	done; echo "$$passed passed, $$failed failed"; exit $$status
 
-run: kernel perf selftests
+run: kernel perf selftests harness
 	@$(TOP)/scripts/vm-run --kernel $(BZIMAGE) --timeout $(TIMEOUT) -- $(TOP)/scripts/demo $(PERF) $(ST_OUT)
 
 baseline: deps

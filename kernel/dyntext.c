@@ -33,12 +33,15 @@
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 #include <asm/sections.h>
+#include <kunit/visibility.h>
+
+#include "dyntext_internal.h"
 
 /*
  * Writers (add, delete, the walk) take it with bottom halves disabled: BPF
  * programs are released from softirq context.
  */
-static DEFINE_SPINLOCK(dyntext_lock);
+VISIBLE_IF_KUNIT DEFINE_SPINLOCK(dyntext_lock);
 
 /* The regions of each kallsyms rank, in the order /proc/kallsyms lists them. */
 static struct list_head dyntext_lists[] = {
@@ -58,44 +61,9 @@ static_assert(ARRAY_SIZE(dyntext_lists) == DYNTEXT_KALLSYMS_NR_RANKS);
 				 BIT(DYNTEXT_KALLSYMS_KPROBES) |	\
 				 BIT(DYNTEXT_KALLSYMS_OPTPROBES))
 
-/*
- * One latch tree per PERF_RECORD_KSYMBOL type, searched in this order:
- * module text, out-of-line code (ftrace trampolines, kprobe pages), BPF.
- * Each tree keeps bounds [lo, hi) that cover every region it holds, and a
- * lookup skips the trees whose bounds do not contain the address.  So the
- * few long-lived regions are found in a few steps however many BPF
- * programs (often thousands) are loaded, and an address in BPF text costs
- * the range checks of the others and one walk of its own tree.
- *
- * The bounds grow before a region is inserted and shrink after one is
- * erased, so they always cover every registered region; a reader that
- * mixes the bounds of two updates still covers every region registered
- * across both.  Empty: lo = ULONG_MAX, hi = 0.
- *
- * A BPF region also answers for its end address: a BPF image can end with
- * a call, whose return address is then the end (commit 66d9111f3517,
- * "bpf: Detect IP == ksym.end as part of BPF program").  Its tree's hi is
- * one past that.  Regions are [start, end) in the trees, so another region
- * may start at a BPF region's end (struct_ops trampolines are packed back
- * to back, a FineIBT prefix ends where its program starts): the address
- * then belongs to the region that starts there, and to the BPF region that
- * ends there only when nothing starts there.
- */
-struct dyntext_tree {
-	struct latch_tree_root	root;
-	unsigned long		lo;
-	unsigned long		hi;
-};
-
-enum {
-	DYNTEXT_TREE_MODULE,	/* PERF_RECORD_KSYMBOL_TYPE_MODULE */
-	DYNTEXT_TREE_OOL,	/* PERF_RECORD_KSYMBOL_TYPE_OOL */
-	DYNTEXT_TREE_BPF,	/* PERF_RECORD_KSYMBOL_TYPE_BPF */
-	DYNTEXT_NR_TREES
-};
-
+/* One latch tree per ksymbol type: see struct dyntext_tree. */
 #define DYNTEXT_TREE_INIT	{ .lo = ULONG_MAX, .hi = 0 }
-static struct dyntext_tree dyntext_trees[DYNTEXT_NR_TREES] __cacheline_aligned = {
+VISIBLE_IF_KUNIT struct dyntext_tree dyntext_trees[DYNTEXT_NR_TREES] __cacheline_aligned = {
 	[DYNTEXT_TREE_MODULE]	= DYNTEXT_TREE_INIT,
 	[DYNTEXT_TREE_OOL]	= DYNTEXT_TREE_INIT,
 	[DYNTEXT_TREE_BPF]	= DYNTEXT_TREE_INIT,
@@ -188,7 +156,7 @@ static int dyntext_tree_for(u16 ksym_type)
 	}
 }
 
-static int dyntext_tree_of(const struct dyntext *dt)
+VISIBLE_IF_KUNIT int dyntext_tree_of(const struct dyntext *dt)
 {
 	return dyntext_tree_for(dt->class->ksym_type);
 }
@@ -252,7 +220,8 @@ static void dyntext_announce(const struct dyntext *dt, bool unregister)
  * when it lies above meets every region it overlaps.  All trees, as
  * regions of every kind share one address space.  Writer side only.
  */
-static struct dyntext *dyntext_overlap(unsigned long start, unsigned long end)
+VISIBLE_IF_KUNIT struct dyntext *dyntext_overlap(unsigned long start,
+						 unsigned long end)
 {
 	struct rb_node *n;
 	int t;
@@ -645,7 +614,7 @@ int dyntext_del(struct dyntext *dt)
 EXPORT_SYMBOL_GPL(dyntext_del);
 
 /* Any registered region at @addr, not_text included; under RCU. */
-static __always_inline struct dyntext *dyntext_find_any(unsigned long addr)
+static __always_inline struct dyntext *__dyntext_find_any(unsigned long addr)
 {
 	struct dyntext *dt;
 
@@ -658,10 +627,20 @@ static __always_inline struct dyntext *dyntext_find_any(unsigned long addr)
 	return dt;
 }
 
+/*
+ * The same out of line, for dyntext_check() and the KUnit tests: the
+ * lookups below inline __dyntext_find_any(), as they run in the function
+ * tracer's, kprobes' and the unwinders' paths.
+ */
+VISIBLE_IF_KUNIT struct dyntext *dyntext_find_any(unsigned long addr)
+{
+	return __dyntext_find_any(addr);
+}
+
 /* dyntext_find() without the call; the caller is in an RCU section. */
 static __always_inline struct dyntext *__dyntext_find(unsigned long addr)
 {
-	struct dyntext *dt = dyntext_find_any(addr);
+	struct dyntext *dt = __dyntext_find_any(addr);
 
 	return dt && !dt->class->not_text ? dt : NULL;
 }
@@ -1087,8 +1066,4 @@ static int __init dyntext_debugfs_init(void)
 	return 0;
 }
 late_initcall(dyntext_debugfs_init);
-#endif
-
-#ifdef CONFIG_DYNTEXT_KUNIT_TEST
-#include "dyntext_test.c"
 #endif

@@ -1,19 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests of the dynamic text registry (included by kernel/dyntext.c,
- * so that they can check its internal state).
+ * KUnit tests of the dynamic text registry.  They check its internal
+ * state too (the trees, the lock, the overlap check), which
+ * kernel/dyntext_internal.h declares for them.  Built in, not a module:
+ * they check what kernel_text_address(), kallsyms_lookup() and
+ * kallsyms_lookup_size_offset() answer, which modules cannot call.
  *
  * The regions registered here are ranges of a vmalloc'ed buffer: the
  * registry never executes or reads the text, and a real allocation keeps
  * the ranges clear of anything else in the address space.
  */
 #include <kunit/test.h>
+#include <linux/atomic.h>
+#include <linux/bitops.h>
+#include <linux/buildid.h>
+#include <linux/completion.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
+#include <linux/dyntext.h>
 #include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/kthread.h>
+#include <linux/perf_event.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
+#include <asm/sections.h>
+
+#include "dyntext_internal.h"
 
 #define DT_TEST_OWNER "dyntext_kunit"
 
