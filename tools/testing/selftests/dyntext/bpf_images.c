@@ -18,6 +18,7 @@
 #include "../kselftest_harness.h"
 #include "records.h"
 #include "bpf_images.skel.h"
+#include "text_read.h"
 
 #define IMAGE_LEN 4096	/* a dispatcher takes one page */
 
@@ -133,6 +134,49 @@ TEST_F(images, trampoline)
 	EXPECT_GT((size_t)(unreg - self->s.recs), reg_idx);
 	EXPECT_EQ(0, kallsyms_name_count(name));
 	EXPECT_EQ(0, self->s.lost);
+}
+
+/*
+ * The end of a trampoline's image is never written: x86 sizes it as its
+ * code plus BPF_INSN_SAFETY (64) bytes and copies all of it from a
+ * scratch buffer into the executable image, which must therefore hold
+ * int3 there, as the rest of a bpf_prog_pack chunk does, not what the
+ * allocator left in the buffer.  Needs the record's length to be the
+ * image's (images.trampoline).
+ */
+#define INSN_SAFETY 64
+TEST_F(images, trampoline_tail_int3)
+{
+	char name[KSYM_NAME_LEN];
+	__u8 tail[INSN_SAFETY];
+	const struct rec *reg;
+	struct bpf_link *link;
+	struct text_read *rd;
+	int i, other = 0;
+
+#ifndef __x86_64__
+	SKIP(return, "x86-64's trampoline layout");
+#endif
+	if (!kernel_at_least(6, 8))
+		SKIP(return, "a trampoline takes a page before 6.8");
+	ASSERT_EQ(0, bpf_trampoline_name("bpf_fentry_test1", name, sizeof(name)));
+	rd = text_read__open_and_load();
+	ASSERT_NE(NULL, rd);
+	link = bpf_program__attach(self->skel->progs.images_fentry);
+	ASSERT_NE(NULL, link);
+	reg = rec_wait_name(&self->s, name, 0);
+	ASSERT_NE(NULL, reg) TH_LOG("no register record for %s", name);
+	ASSERT_LT(reg->len, IMAGE_LEN) TH_LOG("the record is not the image's size");
+	ASSERT_LE(INSN_SAFETY, reg->len);
+	ASSERT_EQ(0, kernel_read(rd, reg->addr + reg->len - INSN_SAFETY, tail,
+				 INSN_SAFETY));
+	bpf_link__destroy(link);
+	text_read__destroy(rd);
+	for (i = 0; i < INSN_SAFETY; i++)
+		if (tail[i] != 0xcc && !other++)
+			TH_LOG("byte %d of the last %d: %#x", i, INSN_SAFETY,
+			       tail[i]);
+	EXPECT_EQ(0, other);
 }
 
 TEST_F(images, dispatcher)

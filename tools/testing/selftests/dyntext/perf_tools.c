@@ -9,18 +9,22 @@
  * or perf synthesized with --no-ksymbol-replay.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -718,6 +722,131 @@ TEST_F_TIMEOUT(perf, module_named_by_build_id, 180)
 	       c.named, c.other, c.other ? ", first: " : "", c.first_other);
 	EXPECT_GT(c.named, 0);	/* no rate: see above */
 	EXPECT_EQ(0, c.other);
+}
+
+/*
+ * Put every thread of process pid but its main one on cpu, scheduled only
+ * when nothing else runs there (SCHED_IDLE); how many.
+ */
+static int starve_other_threads(pid_t pid, int cpu)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	char path[64];
+	struct dirent *d;
+	cpu_set_t set;
+	int n = 0;
+	DIR *dir;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while ((d = readdir(dir))) {
+		pid_t tid = atoi(d->d_name);
+
+		if (tid <= 0 || tid == pid)
+			continue;
+		if (sched_setaffinity(tid, sizeof(set), &set) ||
+		    sched_setscheduler(tid, SCHED_IDLE, &sp)) {
+			n = -errno;
+			break;
+		}
+		n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+/* Whether the main thread of pid waits in futex() (pthread_join(), a lock). */
+static bool main_thread_in_futex(pid_t pid)
+{
+	char path[64], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return atoi(buf) == SYS_futex;
+}
+
+/*
+ * Programs loaded just before perf record ends are described in perf.data
+ * (HEADER_BPF_PROG_INFO): the side-band thread that fetches their
+ * bpf_prog_info must have read all their PERF_RECORD_BPF_EVENT records
+ * before the header is written.  Here it is far behind when perf record
+ * is stopped, as on a busy machine: it runs only when the test's CPU is
+ * idle, and the test loads LATE_PROGS programs, asks perf record to stop
+ * (without the build-id pass, -B) and keeps its CPU busy until perf
+ * record's main thread waits in futex(), for the side-band thread to end
+ * (or a lock it holds).  Each program's id must be in the header once.
+ */
+#define LATE_PROGS 200
+TEST_F_TIMEOUT(perf, late_programs_in_header, 90)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct rlimit rl = { LATE_PROGS + 256, LATE_PROGS + 256 };
+	int fds[LATE_PROGS], seen[LATE_PROGS] = {};
+	int i, found = 0, missing = 0, waited;
+	__u32 ids[LATE_PROGS];
+	struct timespec t0, t;
+	char line[512];
+	FILE *f;
+
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	ASSERT_EQ(0, rec_pin_cpu());
+	ASSERT_EQ(0, perf_record_start(&self->run, "-B"));
+	/* perf record -a: the side-band thread, besides the main one. */
+	ASSERT_LE(1, starve_other_threads(self->run.pid, sched_getcpu()));
+	for (i = 0; i < LATE_PROGS; i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		fds[i] = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "late_prog",
+				       "GPL", insns, 2, NULL);
+		ASSERT_LE(0, fds[i]);
+		ASSERT_EQ(0, bpf_obj_get_info_by_fd(fds[i], &info, &len));
+		ids[i] = info.id;
+	}
+	ASSERT_EQ(0, kill(self->run.pid, SIGINT));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (waited = 0;; waited++) {
+		if (main_thread_in_futex(self->run.pid))
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		ASSERT_GT(60, t.tv_sec - t0.tv_sec)
+			TH_LOG("perf record's main thread never waited");
+	}
+	TH_LOG("perf record's main thread waits after %d checks", waited);
+	ASSERT_EQ(0, perf_record_stop(&self->run));
+
+	f = perf_output(&self->run, "report --header-only");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int id;
+
+		if (sscanf(line, "# bpf_prog_info %u", &id) != 1)
+			continue;
+		for (i = 0; i < LATE_PROGS; i++)
+			if (ids[i] == id && !seen[i]++)
+				found++;
+	}
+	pclose(f);
+	for (i = 0; i < LATE_PROGS; i++) {
+		if (!seen[i] && !missing++)
+			TH_LOG("first missing: program %d of %d (id %u)", i + 1,
+			       LATE_PROGS, ids[i]);
+		close(fds[i]);
+	}
+	EXPECT_EQ(LATE_PROGS, found);
 }
 
 /*

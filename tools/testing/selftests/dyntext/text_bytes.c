@@ -31,7 +31,7 @@
 #include "records.h"
 #include "ksym_abi.skel.h"
 #include "text_bytes.skel.h"
-#include "text_read.skel.h"
+#include "text_read.h"
 #include "bpf_images.skel.h"
 
 #define MAX_FUNCS	PROG_CODE_MAX_FUNCS
@@ -112,25 +112,6 @@ static int stream_code(const struct rec_stream *s, __u64 addr, __u32 len,
 		n = CODE_WRONG;
 	free(buf);
 	return n;
-}
-
-/* Read len bytes of kernel memory at addr with the text_read program. */
-static int kernel_read(struct text_read *rd, __u64 addr, void *buf,
-		       __u32 len)
-{
-	LIBBPF_OPTS(bpf_test_run_opts, opts);
-
-	if (len > sizeof(rd->bss->read_buf))
-		return -E2BIG;
-	rd->bss->read_addr = addr;
-	rd->bss->read_len = len;
-	rd->bss->read_err = -1;
-	if (bpf_prog_test_run_opts(bpf_program__fd(rd->progs.text_read), &opts))
-		return -errno;
-	if (rd->bss->read_err)
-		return rd->bss->read_err;
-	memcpy(buf, rd->bss->read_buf, len);
-	return 0;
 }
 
 /* Check every function of c; the number of code records of each in n. */
