@@ -1038,7 +1038,7 @@ int dyntext_check(unsigned int *nr)
 }
 EXPORT_SYMBOL_GPL(dyntext_check);
 
-#ifdef CONFIG_DEBUG_FS
+#ifdef CONFIG_DYNTEXT_DEBUGFS
 /*
  * /sys/kernel/debug/dyntext/check: "ok N" (N regions registered) if
  * dyntext_check() finds the list and the trees in agreement; otherwise
