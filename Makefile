@@ -44,7 +44,7 @@ endif
 KTREE  := $(B)/kernel$(SFX)
 # The stock kernel gets the same fragments minus the patch set's own.
 STOCK_FRAGS := $(FRAGS)
-FRAGS  += $(TOP)/configs/dyntext.config
+FRAGS  += $(TOP)/configs/dyntext.config $(wildcard $(TOP)/configs/dyntext-$(BASE).config)
 STOCK  := $(B)/stock$(SFX)
 BZIMAGE := $(KTREE)/arch/x86/boot/bzImage
 STOCK_BZIMAGE := $(STOCK)/arch/x86/boot/bzImage
@@ -213,7 +213,6 @@ bench: kernel perf selftests harness baseline
 	@$(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
 		OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
 		STOCK_KDIR=$(STOCK) stock-modules
-	@$(HARNESS_MAKE) STOCK_KDIR=$(STOCK) stock-modules
 	@$(TOP)/scripts/bench $(BZIMAGE) $(STOCK_BZIMAGE) $(ST_OUT) $(PERF) $(B)/bench
 
 # Reliability on the debug kernel (configs/debug.config, own tree

@@ -14,7 +14,7 @@
  *                                      kallsyms_lookup() call on an address
  *                                      in each kind of text, with N1, N2, ...
  *                                      programs loaded, timed in the kernel
- *                                      by the module KO (harness/lookup_module/)
+ *                                      by the module KO (bench_module/ of the selftests)
  *   dyntext_bench modload KO COUNT [listen]
  *                                      module load+unload rate of KO
  *                                      (finit_module, delete_module), with
