@@ -106,4 +106,56 @@ TEST_F(module, double_load)
 	EXPECT_EQ(0, mod_unload());
 }
 
+/*
+ * A module with FUNCS generated functions (funcs_module/gen_funcs.sh): the
+ * function tracer names each one's address through kallsyms_lookup() as
+ * it lists available_filter_functions, so every function is there once,
+ * under the name a lookup of its address gives: its own, or for every
+ * 1000th function the local alias that the module's symtab lists first
+ * at that address (locals come before globals).  Module address lookups
+ * (a scan of the symtab, or an index of it) must give those answers.
+ */
+#define FUNCS 1000
+#define FUNCS_MOD "dyntext_funcs_1000"
+TEST_F(module, many_functions_named)
+{
+	static char seen[FUNCS];
+	char line[512], name[256], want[64], tag[64];
+	unsigned int i, other = 0, twice = 0, wrong = 0;
+	FILE *f;
+
+	test_module_unload(FUNCS_MOD);
+	ASSERT_EQ(0, test_module_load(FUNCS_MOD, ""));
+	f = fopen(TRACING "/available_filter_functions", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%255s %63s", name, tag) != 2 ||
+		    strcmp(tag, "[" FUNCS_MOD "]"))
+			continue;
+		if (sscanf(name, "dyntext_func_%u", &i) != 1 &&
+		    sscanf(name, "dyntext_lalias_%u", &i) != 1) {
+			if (!other++)
+				TH_LOG("other function: %s", name);
+			continue;
+		}
+		snprintf(want, sizeof(want), i % 1000 ? "dyntext_func_%05u" :
+			 "dyntext_lalias_%05u", i);
+		if (i >= FUNCS || strcmp(name, want)) {
+			if (!wrong++)
+				TH_LOG("%s named %s", want, name);
+			continue;
+		}
+		twice += seen[i]++ > 0;
+	}
+	fclose(f);
+	EXPECT_EQ(0, test_module_unload(FUNCS_MOD));
+	for (i = 0; i < FUNCS; i++)
+		if (!seen[i] && !wrong++)
+			TH_LOG("dyntext_func_%05u not listed", i);
+	EXPECT_EQ(0, wrong);
+	EXPECT_EQ(0, twice);
+	/* Its exit function, the only other traceable one. */
+	EXPECT_EQ(1, other);
+}
+
 TEST_HARNESS_MAIN
