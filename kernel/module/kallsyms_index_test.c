@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * KUnit tests of the address index of module symbols (included by
- * kernel/module/kallsyms.c, so that they can call its static functions).
+ * KUnit tests of the address index of module symbols
+ * (kernel/module/kallsyms.c; what they call of it is VISIBLE_IF_KUNIT).
+ * Built in: they need struct module and the module loader's internals.
  *
  * Each case writes a symtab and a strtab by hand, as add_kallsyms()
  * would leave them, and hangs them on a struct module of its own that no
@@ -12,8 +13,15 @@
  * slots are NULL) at every byte of every region and just around them.
  */
 #include <kunit/test.h>
+#include <linux/elf.h>
+#include <linux/kallsyms.h>
 #include <linux/ktime.h>
+#include <linux/minmax.h>
+#include <linux/module.h>
 #include <linux/prandom.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+#include "internal.h"
 
 /* Far from the test's own memory, aligned, and below 4 GiB for 32-bit. */
 #define MKI_BASE	0x40000000UL
