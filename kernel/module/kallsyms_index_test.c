@@ -125,7 +125,7 @@ static struct mod_kallsyms *mki_symtab(struct kunit *test, struct mki_ctx *c,
 	KUNIT_ASSERT_NOT_NULL(test, ks);
 	for (i = 0; i < n; i++)
 		strsize += strlen(syms[i].name) + 1;
-	ks->symtab = kunit_kcalloc(test, n + 1, sizeof(Elf_Sym), GFP_KERNEL);
+	ks->symtab = kunit_kcalloc(test, n + 1, sizeof(*ks->symtab), GFP_KERNEL);
 	ks->strtab = kunit_kzalloc(test, strsize, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ks->symtab);
 	KUNIT_ASSERT_NOT_NULL(test, ks->strtab);
