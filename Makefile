@@ -209,10 +209,15 @@ endif
 # Stock and patched side by side: BENCH_ROUNDS (3) interleaved boots each.
 # The modules the workloads load are built against each kernel's tree
 # (struct module differs); the stock kernel's go to $(ST_OUT)/stock.
+# BENCH_FUNCS: the modules with generated functions (modfuncs), built for
+# both kernels.
+BENCH_FUNCS ?= 1000 10000 50000
+export BENCH_FUNCS
 bench: kernel perf selftests harness baseline
 	@$(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
 		OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
-		STOCK_KDIR=$(STOCK) stock-modules
+		FUNCS_NS="$(BENCH_FUNCS)" STOCK_KDIR=$(STOCK) \
+		$(foreach n,$(BENCH_FUNCS),$(ST_OUT)/dyntext_funcs_$(n).ko) stock-modules
 	@$(TOP)/scripts/bench $(BZIMAGE) $(STOCK_BZIMAGE) $(ST_OUT) $(PERF) $(B)/bench
 
 # Reliability on the debug kernel (configs/debug.config, own tree

@@ -15,6 +15,15 @@
  *                                      in each kind of text, with N1, N2, ...
  *                                      programs loaded, timed in the kernel
  *                                      by the module KO (bench_module/ of the selftests)
+ *   dyntext_bench modfuncs KO CALLS FKO1 FKO2 ...
+ *                                      for each module FKO with generated
+ *                                      functions (funcs_module/ of the
+ *                                      selftests): the read of
+ *                                      available_filter_functions (best of
+ *                                      3), ns per kallsyms_lookup() of an
+ *                                      address in it (KO, as lookup), and
+ *                                      the size of its text symbol index
+ *                                      (8 + 8 per distinct address)
  *   dyntext_bench modload KO COUNT [listen]
  *                                      module load+unload rate of KO
  *                                      (finit_module, delete_module), with
@@ -657,6 +666,135 @@ out:
 	return ret;
 }
 
+/* Addresses of module t->mod's text symbols, LOOKUP_MAX spread evenly. */
+struct mod_pick {
+	struct lookup_target *t;
+	unsigned long long *addrs;
+	long nr, max;
+};
+
+static int mod_pick_fn(const struct ksym_line *l, void *arg)
+{
+	struct mod_pick *p = arg;
+
+	if (strcmp(l->mod, p->t->mod) || (l->type != 't' && l->type != 'T'))
+		return 0;
+	if (p->nr == p->max) {
+		p->max = p->max ? 2 * p->max : 1024;
+		p->addrs = realloc(p->addrs, p->max * sizeof(*p->addrs));
+		if (!p->addrs)
+			return -1;
+	}
+	if (!p->nr)
+		snprintf(p->t->sym, sizeof(p->t->sym), "%s", l->name);
+	p->addrs[p->nr++] = l->addr;
+	return 0;
+}
+
+static int ull_cmp(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a;
+	unsigned long long y = *(const unsigned long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Read available_filter_functions: ms, and lines of module mod. */
+static double aff_read(const char *mod, long *lines)
+{
+	char line[512], tag[128];
+	double t0 = now();
+	FILE *f = fopen(TRACEFS "/available_filter_functions", "r");
+
+	if (!f)
+		return -1;
+	snprintf(tag, sizeof(tag), "[%s]", mod);
+	*lines = 0;
+	while (fgets(line, sizeof(line), f))
+		*lines += strstr(line, tag) != NULL;
+	fclose(f);
+	return (now() - t0) * 1e3;
+}
+
+static int bench_modfuncs(const char *ko, long calls, int argc, char **argv)
+{
+	unsigned long long text = 0, lookup = 0, ps_text, ps_lookup, best;
+	char params[128], path[PATH_MAX], modname[64], name[1100], *dot;
+	struct lookup_target t = { "module_funcs" };
+	struct mod_pick p = { .t = &t };
+	long lines = 0, i, distinct;
+	int fd, a, pass, text_nr;
+	double ms, best_ms;
+
+	lookup_teardown();
+	if (kallsyms_sym_count("kernel_text_address", "", 'T', &text, NULL) != 1 ||
+	    kallsyms_sym_count("kallsyms_lookup", "", 'T', &lookup, NULL) != 1) {
+		fprintf(stderr, "modfuncs: no kernel_text_address or kallsyms_lookup\n");
+		return 1;
+	}
+	snprintf(params, sizeof(params), "text_addr=%#llx lookup_addr=%#llx",
+		 text, lookup);
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || syscall(SYS_finit_module, fd, params, 0)) {
+		fprintf(stderr, "modfuncs: cannot load %s: %s\n", ko, strerror(errno));
+		return 1;
+	}
+	close(fd);
+	for (a = 0; a < argc; a++) {
+		snprintf(path, sizeof(path), "%s", argv[a]);
+		snprintf(modname, sizeof(modname), "%s", basename(path));
+		dot = strstr(modname, ".ko");
+		if (dot)
+			*dot = 0;
+		t.mod = modname;
+		syscall(SYS_delete_module, modname, O_NONBLOCK);
+		fd = open(argv[a], O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || syscall(SYS_finit_module, fd, "", 0)) {
+			fprintf(stderr, "modfuncs: cannot load %s: %s\n", argv[a],
+				strerror(errno));
+			break;
+		}
+		close(fd);
+
+		best_ms = -1;
+		for (pass = 0; pass < 3; pass++) {
+			ms = aff_read(modname, &lines);
+			if (best_ms < 0 || ms < best_ms)
+				best_ms = ms;
+		}
+
+		p.nr = 0;
+		if (kallsyms_for_each(mod_pick_fn, &p) || !p.nr) {
+			fprintf(stderr, "modfuncs: no text of %s\n", modname);
+			break;
+		}
+		qsort(p.addrs, p.nr, sizeof(*p.addrs), ull_cmp);
+		for (distinct = 0, i = 0; i < p.nr; i++)
+			distinct += !i || p.addrs[i] != p.addrs[i - 1];
+		t.nr = p.nr < LOOKUP_MAX ? p.nr : LOOKUP_MAX;
+		for (i = 0; i < t.nr; i++)
+			t.addr[i] = p.addrs[i * p.nr / t.nr] + 1;
+		best = ~0ULL;
+		for (pass = 0; pass < LOOKUP_PASSES; pass++) {
+			if (lookup_run(&t, calls, &ps_text, &ps_lookup, &text_nr,
+				       name, sizeof(name)))
+				break;
+			if (ps_lookup < best)
+				best = ps_lookup;
+		}
+		syscall(SYS_delete_module, modname, O_NONBLOCK);
+		printf("# modfuncs %s: %ld lines in available_filter_functions, %ld text symbols at %ld addresses, first lookup %s\n",
+		       modname, lines, p.nr, distinct, name);
+		printf("aff_read_ms,%s,%.1f,ms\n", modname, best_ms);
+		printf("kallsyms_lookup_ns,%s,%.1f,ns\n", modname, best / 1e3);
+		printf("text_index_bytes,%s,%ld,B\n", modname, 8 + 8 * distinct);
+		fflush(stdout);
+	}
+	free(p.addrs);
+	lookup_teardown();
+	return a == argc ? 0 : 1;
+}
+
 /*
  * Module load+unload (workload 4): finit_module and delete_module of KO.
  * With listen, a system-wide side-band event (ksymbol=1, bpf_event=1) of
@@ -1022,12 +1160,15 @@ int main(int argc, char **argv)
 		return bench_spin(atof(argv[2]));
 	if (argc == 4 && !strcmp(argv[1], "latency"))
 		return bench_latency(atol(argv[2]), atol(argv[3]));
+	if (argc >= 5 && !strcmp(argv[1], "modfuncs"))
+		return bench_modfuncs(argv[2], atol(argv[3]), argc - 4, argv + 4);
 	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "listen"))) &&
 	    !strcmp(argv[1], "modload"))
 		return bench_modload(argv[2], atol(argv[3]), argc == 5);
 	fprintf(stderr, "usage: %s kallsyms N... | load COUNT | replay N [PAGES] |\n"
 		"       recstart N PERF |\n"
 		"       lookup KO CALLS N... | modload KO COUNT [listen] |\n"
+		"       modfuncs KO CALLS FKO... |\n"
 		"       stale N COUNT [open] | spin SECS | latency N STALE\n",
 		argv[0]);
 	return 2;
