@@ -163,7 +163,7 @@ PATCHED_RUN = $(TOP)/scripts/vm-run --kernel $(BZIMAGE) --job $(1) \
 STOCK_PREPARE = $(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
 	OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
 	STOCK_KDIR=$(STOCK) stock-modules && \
-	cp $(ST_BINS) $(ST_OUT)/kallsyms_dump $(ST_OUT)/bpf_short $(ST_OUT)/stock/
+	cp $(ST_BINS) $(ST_OUT)/kallsyms_dump $(ST_OUT)/stock/
 STOCK_RUN = $(TOP)/scripts/vm-run --kernel $(STOCK_BZIMAGE) --job $(1) \
 	--quiet --timeout $(TIMEOUT) -- sh -c '$(ST_OUT)/stock/$(DUMP) \
 		> /run/job/out.dump; PERF=$(PERF) DYNTEXT_TREE=$(KTREE) \

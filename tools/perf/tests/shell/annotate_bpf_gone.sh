@@ -10,13 +10,11 @@
 # the stream; on a kernel that does not send it, the code of a program
 # that is gone is nowhere, and the test is skipped.
 #
-# The programs come from bpf_short of tools/testing/selftests/dyntext,
-# given by PERF_TEST_DYNTEXT_BPF_SHORT, which prints the programs' symbol
-# name.
+# The programs come from perf's own workload bpf_short, which prints the
+# programs' symbol name.
 
 set -e
 
-load=${PERF_TEST_DYNTEXT_BPF_SHORT:-}
 perfdata=$(mktemp /tmp/__perf_test.perf.data.XXXXX)
 out=$(mktemp /tmp/__perf_test.annotate.XXXXX)
 
@@ -30,13 +28,13 @@ if [ "$(id -u)" != 0 ]; then
 	echo "Skip: not root"
 	exit 2
 fi
-if [ -z "${load}" ] || [ ! -x "${load}" ]; then
-	echo "Skip: no program loader (set PERF_TEST_DYNTEXT_BPF_SHORT)"
+if ! perf test -w bpf_short 0.01 > /dev/null 2>&1; then
+	echo "Skip: cannot load BPF programs (perf without libbpf?)"
 	exit 2
 fi
 
-perf record -a -e cpu-clock -F 10000 -o "${perfdata}" -- "${load}" 3 \
-	> "${out}" 2>/dev/null
+perf record -a -e cpu-clock -F 10000 -o "${perfdata}" -- \
+	perf test -w bpf_short 3 > "${out}" 2>/dev/null
 sym=$(tail -n 1 "${out}")
 case "${sym}" in
 bpf_prog_*) ;;
