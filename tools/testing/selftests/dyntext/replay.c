@@ -1039,6 +1039,66 @@ TEST_F(replay, needs_ksymbol)
 	close(fd);
 }
 
+/* Empty a ring buffer: what a replay wrote is not looked at. */
+static int rb_discard(void *rb)
+{
+	struct perf_event_mmap_page *pc = rb;
+
+	__atomic_store_n(&pc->data_tail,
+			 __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE),
+			 __ATOMIC_RELEASE);
+	return 0;
+}
+
+#define DYNTEXT_PMU "/sys/module/dyntext_pmu/parameters/registered"
+
+/*
+ * An event whose PMU went away is revoked (perf_pmu_unregister(), since
+ * Linux 6.15): it gets no live records any more, so a replay into it would
+ * announce regions whose unregister records never come.  Refused with
+ * -ENODEV, as every other ioctl on a revoked event.
+ */
+TEST_F(replay, revoked_event_refused)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr), .ksymbol = 1 };
+	struct perf_ksymbol_replay r = { .size = sizeof(r) };
+	size_t len = 3 * sysconf(_SC_PAGESIZE);
+	void *rb = MAP_FAILED;
+	int fd = -1, type = -1;
+	FILE *f;
+
+	if (!kernel_at_least(6, 15))
+		SKIP(return, "events cannot be revoked before Linux 6.15");
+	test_module_unload("dyntext_pmu");
+	ASSERT_EQ(0, test_module_load("dyntext_pmu", ""));
+	ASSERT_EQ(0, write_str(DYNTEXT_PMU, "1", 0));
+	f = fopen("/sys/bus/event_source/devices/dyntext_pmu/type", "r");
+	if (f) {
+		EXPECT_EQ(1, fscanf(f, "%d", &type));
+		fclose(f);
+	}
+	attr.type = type;
+	fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, 0);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		rb = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EXPECT_NE(MAP_FAILED, rb);
+	if (rb != MAP_FAILED) {
+		EXPECT_LE(0, ksym_replay(fd, 0, rb_discard, rb, NULL, NULL));
+		EXPECT_EQ(0, write_str(DYNTEXT_PMU, "0", 0));
+		EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &r));
+		EXPECT_EQ(ENODEV, errno);
+		/* As any other ioctl on it. */
+		EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+		EXPECT_EQ(ENODEV, errno);
+		munmap(rb, len);
+	}
+	if (fd >= 0)
+		close(fd);
+	write_str(DYNTEXT_PMU, "0", 0);
+	EXPECT_EQ(0, test_module_unload("dyntext_pmu"));
+}
+
 /*
  * An unprivileged owner at perf_event_paranoid=-1 may sample the kernel
  * system-wide: its CPU-wide event gets what root gets, even with
