@@ -128,9 +128,11 @@ selftests module: kernel
 	@$(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
 		OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
 		all
+	@$(HARNESS_MAKE) tests
 
-# The programs of make bench and make run that are no tests (harness/),
-# into the selftests' output directory, whose helpers they link.
+# The harness's own tests and the programs of make bench and make run
+# (harness/), into the selftests' output directory, whose helpers they
+# link.
 HARNESS_MAKE = $(MAKE) -s -C $(TOP)/harness \
 	SELFTESTS=$(KTREE)/tools/testing/selftests/dyntext OUTPUT=$(ST_OUT) \
 	KDIR=$(KTREE) KHDR_INCLUDES="-isystem $(KTREE)/usr/include"
@@ -160,9 +162,7 @@ PATCHED_RUN = $(TOP)/scripts/vm-run --kernel $(BZIMAGE) --job $(1) \
 	--timeout $(TIMEOUT) -- sh -c '$(ST_OUT)/$(DUMP) > /run/job/kallsyms.patched; \
 		STOCK_PERF=$(STOCK_PERF) \
 		$(TOP)/scripts/guest-check /run/job/results $(CHECK_BINS)'
-STOCK_PREPARE = $(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
-	OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
-	STOCK_KDIR=$(STOCK) stock-modules && \
+STOCK_PREPARE = $(HARNESS_MAKE) STOCK_KDIR=$(STOCK) stock-modules && \
 	cp $(ST_BINS) $(ST_OUT)/kallsyms_dump $(ST_OUT)/stock/
 STOCK_RUN = $(TOP)/scripts/vm-run --kernel $(STOCK_BZIMAGE) --job $(1) \
 	--quiet --timeout $(TIMEOUT) -- sh -c '$(ST_OUT)/stock/$(DUMP) \
@@ -216,8 +216,8 @@ export BENCH_FUNCS
 bench: kernel perf selftests harness baseline
 	@$(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
 		OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
-		FUNCS_NS="$(BENCH_FUNCS)" STOCK_KDIR=$(STOCK) \
-		$(foreach n,$(BENCH_FUNCS),$(ST_OUT)/dyntext_funcs_$(n).ko) stock-modules
+		$(foreach n,$(BENCH_FUNCS),$(ST_OUT)/dyntext_funcs_$(n).ko)
+	@$(HARNESS_MAKE) FUNCS_NS="$(BENCH_FUNCS)" STOCK_KDIR=$(STOCK) stock-modules
 	@$(TOP)/scripts/bench $(BZIMAGE) $(STOCK_BZIMAGE) $(ST_OUT) $(PERF) $(B)/bench
 
 # Reliability on the debug kernel (configs/debug.config, own tree
@@ -282,7 +282,7 @@ FLAKES_SCRIPTS := $(addprefix scripts/,vm-run guest-init pack-guest-init \
 FLAKES_ID = cd $(TOP) && { scripts/patch-hash patches/$(BASE) \
 	$$(sed -n '/^[A-Za-z0-9]/p' patches/$(BASE)/series) && \
 	cat patches/$(BASE)/series patches/$(BASE)/new-files && \
-	git ls-files -z -- kernel include lib arch tools configs \
+	git ls-files -z -- kernel include lib arch tools configs harness \
 	$(FLAKES_SCRIPTS) | xargs -0 sha256sum; } | sha256sum | cut -c1-16
 flakes: kernel perf stock-perf selftests $(if $(filter stock,$(FLAKES_KERNELS)),baseline) \
 		$(if $(filter debug,$(FLAKES_KERNELS)),stress-build)
