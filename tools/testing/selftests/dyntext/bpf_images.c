@@ -36,7 +36,7 @@ static int next_addr(const struct ksym_line *l, void *arg)
  * A trampoline took one page until Linux 6.8; since then x86 packs
  * trampolines back to back into bpf_prog_pack chunks, each of its own
  * size (arch_bpf_trampoline_size()).  The registry announces that size;
- * stock kept announcing a page, over whatever followed in the pack.
+ * before, it announced a page, over whatever followed in the pack.
  */
 static void check_tramp_len(struct __test_metadata *_metadata, __u64 addr,
 			    __u32 len)

@@ -410,7 +410,7 @@ static struct target targets[NR_TARGETS] = {
 	{ "finit_module fail_init=1", op_mod_fail, NULL, -EINVAL,
 	  { -ENOMEM, -EINVAL, REFUSED } },
 	/*
-	 * Stock 6.1 can turn a failed allocation into -EINVAL here:
+	 * Linux 6.1 can turn a failed allocation into -EINVAL here:
 	 * register_fentry() ignores the error of ftrace_set_filter_ip(), and
 	 * register_ftrace_direct_multi() refuses the empty filter with it.
 	 */
@@ -829,10 +829,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/*
-	 * Since 6.9 (BPF tokens) stock bpf_prog_load() answers a failed
+	 * Since 6.9 (BPF tokens) bpf_prog_load() answers a failed
 	 * bpf_prog_alloc() with -EINVAL, not -ENOMEM (kernel/bpf/syscall.c
 	 * of 6.12: "err = -EINVAL; goto put_token;").  The registry adds
-	 * nothing that allocates on that path, so only stock code can return
+	 * nothing that allocates on that path, so only that code can return
 	 * it there.
 	 */
 	if (kernel_at_least(6, 9))

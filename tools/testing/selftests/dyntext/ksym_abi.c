@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The existing ksymbol/BPF_EVENT ABI, as stock 6.1 emits it: load a BPF
+ * The ksymbol/BPF_EVENT ABI, as kernels since 5.1 emit it: load a BPF
  * program with two subprograms, unload it, and check every record a
  * system-wide side-band event receives against bpf_prog_info and
  * /proc/kallsyms.
@@ -219,14 +219,15 @@ TEST_F(ksym_abi, join_by_address)
  * The records the kernel writes while a reader is between its last
  * perf_mmap__read_event() and perf_mmap__read_done() must be there on the
  * next read.  Every reader here (and perf's side-band thread) follows that
- * loop; stock 6.1's libperf moved the read position to the head in
- * perf_mmap__read_done() and lost them without a trace, which the stress
- * run's live-stream check caught as an unregister of a module never
- * registered.  Here the records of a whole program load fall into that
+ * loop; libperf moved the read position to the head in
+ * perf_mmap__read_done() and lost them without a trace, until "libperf:
+ * Don't skip unread events in perf_mmap__read_done()" (a live-stream check
+ * saw an unregister of a region never registered).  Here the records of a
+ * whole program load fall into that
  * window.
  */
 /*
- * An iter/ksym BPF program built against stock 6.1's struct kallsym_iter
+ * An iter/ksym BPF program built against Linux 6.1's struct kallsym_iter
  * loads (every field it reads is still there, pos_bpf_end included) and
  * shows each function in the BPF section with bpf_prog_info's address and
  * the kernel's name, and a core function in the core section at its

@@ -267,10 +267,10 @@ TEST_F(modrec, only_on_request)
  * The attr bits of the series come after those upstream has given:
  * ksymbol_module is flags bit 40 and ksymbol_text bit 41, on every base.
  * Bits 38 and 39 are upstream's defer_callchain and defer_output: a base
- * that has them (its UAPI header names them) opens them as stock does; an
- * older one refuses them (-EINVAL), as its stock does, so that a newer
- * perf asking for deferred callchains falls back as on a stock kernel
- * instead of getting module records or code.  Bits 40 and 41, with
+ * that has them (its UAPI header names them) opens them as it always did;
+ * an older one refuses them (-EINVAL), as it always did, so that a newer
+ * perf asking for deferred callchains falls back as there instead of
+ * getting module records or code.  Bits 40 and 41, with
  * ksymbol, open.
  */
 TEST(attr_bits_after_upstream)

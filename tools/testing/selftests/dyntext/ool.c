@@ -170,8 +170,8 @@ TEST_F(ool, text_poke_every_listener)
  * page of the cache is kept for good, so it is usually older than the test
  * (kallsyms_dump makes it).  Its register record is checked exactly either
  * way: the live one if the probe made the page, else the one a replay of
- * the registry gives (kernels with PERF_EVENT_IOC_KSYMBOL_REPLAY; stock
- * has nothing to replay it with).  Filling the page until kprobes needs a
+ * the registry gives (kernels with PERF_EVENT_IOC_KSYMBOL_REPLAY; others
+ * have nothing to replay it with).  Filling the page until kprobes needs a
  * new one was tried: 19.5 s on the patched kernel, past the limit on the
  * debug kernel.
  */
@@ -212,7 +212,7 @@ TEST_F(ool, kprobe_insn_page)
 		from = self->s.nr;
 		ret = rec_replay(&self->s, 0, NULL, NULL);
 		if (ret == -ENOTTY)
-			goto out;	/* stock: nothing replays the page */
+			goto out;	/* nothing replays the page */
 		ASSERT_LE(0, ret) TH_LOG("replay: %s", strerror(-ret));
 		for (; from < self->s.nr; from++) {
 			const struct rec *r = &self->s.recs[from];
@@ -287,7 +287,7 @@ TEST_F(ool, kprobe_on_ftrace_rearmed)
 /*
  * The unwinders and %pS name ftrace trampolines and kprobe pages: what
  * kernel_text_address() and kallsyms_lookup() say of an address inside
- * each (stock 6.1 knew them as text, but printed bare addresses).
+ * each (before the registry: text, but printed as bare addresses).
  */
 TEST_F(ool, named_by_lookups)
 {

@@ -128,13 +128,13 @@ static void kprobe_remove(void *arg)
 
 /*
  * Each test may take at least four times the longest it took on the
- * slowest kernel, the debug kernel under QEMU TCG (make flakes, three
- * runs of each kernel, 2026-12-02): 90 s for most, whose longest was
+ * slowest kernel, with lockdep and KASAN, under emulation (three runs,
+ * 2026-12-02): 90 s for most, whose longest was
  * 22 s, where the harness's default of 30 s was too close; 120 s for
  * bpf_program_loaded_before_record (24.3 s) and its no_replay variant
  * (27.5 s), 150 s for lost_sideband_replayed_again (32.1 s), 180 s for
  * module_named_by_build_id (38.8 s) and 360 s for lost_sideband_backs_off
- * (86.2 s).  A debug guest beside other work ran up to 1.8 times slower.
+ * (86.2 s).  Beside other work the same kernel ran up to 1.8 times slower.
  */
 FIXTURE(perf) {
 	struct perf_run run;
@@ -328,8 +328,8 @@ static int module_build_id(const char *mod, char *hex, size_t len)
 }
 
 /*
- * The test module installed in /lib/modules/$(uname -r)/extra (a tmpfs in
- * the guest, see scripts/guest-init), with its file at *ko: the file of
+ * The test module installed in /lib/modules/$(uname -r)/extra (removed
+ * again by the caller), with its file at *ko: the file of
  * module src, which is another build of it unless src is MOD.
  */
 static int install_module(const char *src, char *ko, size_t len)
@@ -1451,8 +1451,8 @@ TEST_F_TIMEOUT(perf, bpf_program_gone_code_matches, 90)
  * sampler (5 kHz, beside perf's) has seen GONE_SAMPLES samples in them,
  * five programs at least, 40 s at most (hence 180 s for the test, with
  * perf annotate after it).  A fixed 8 ms a program (3 s in all) got perf
- * no sample at all on the debug kernel, whose loads take 300 ms, once in
- * five make flakes runs.
+ * no sample at all on a debug kernel, whose loads take 300 ms, once in
+ * five runs.
  */
 #define GONE_MAX 256
 #define GONE_SAMPLES 20
@@ -1637,8 +1637,8 @@ TEST_F_TIMEOUT(perf, stream_code_file_for_recorded_arch, 90)
  * kernel put in the stream (attr.ksymbol_text, live or replayed).  The
  * disassembly has more than min instructions, some of them with samples.
  * How many samples the tracer's text gets in a given time depends on the
- * machine (on the debug kernel under emulation a BPF trampoline got 1 to 3
- * in 4.5 s, none once in make check: CI of 7e7c5c7), so the calls go on in
+ * machine (on a debug kernel under emulation a BPF trampoline got 1 to 3
+ * in 4.5 s, and once none), so the calls go on in
  * rounds of 500 ms until the test's own sampler (5 kHz, beside perf's
  * 10 kHz) has seen TICK_SAMPLES samples there, for at most 60 s: perf then
  * expects about twice as many, and none with a chance of about e^-10.

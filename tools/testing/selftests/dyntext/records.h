@@ -148,7 +148,7 @@ bool test_slow_kernel(void);
 /*
  * What kernel_text_address() and kallsyms_lookup() (so %pS) say of an
  * address, through the lookup benchmark module dyntext_lookup_bench.ko
- * (bench_module/, which builds against stock 6.1 too): load it, ask, unload
+ * (bench_module/, which needs nothing of the registry): load it, ask, unload
  * it.  text_lookup() sets *text and writes "name+0xoff/0xsize" or "-".
  * All return 0 or -errno.
  */
@@ -175,7 +175,7 @@ int module_sym_range(const char *mod, const char *name, unsigned long long *lo,
 
 /*
  * The test binary's directory, read once: after unshare(CLONE_NEWNS) in
- * the guest's chroot, /proc/self/exe shows the path outside the chroot.
+ * a chroot, /proc/self/exe shows the path outside the chroot.
  */
 const char *test_binary_dir(void);
 /* Load (finit_module) the module file path: 0 or -errno. */
@@ -276,7 +276,7 @@ int drop_to_nobody_caps(__u64 mask);
 /*
  * TAP for the stress drivers (stress, faults, misuse), which print their
  * plan at the end: "ok N - ..." or "not ok N - ...", flushed at once so that
- * a guest that dies keeps what was printed.  tap_n counts the tests,
+ * a machine that dies keeps what was printed.  tap_n counts the tests,
  * tap_failed the failures.
  */
 extern int tap_n, tap_failed;

@@ -333,8 +333,8 @@ FIXTURE_TEARDOWN(replay)
  * /proc/kallsyms (same address and name), the ioctl's count, a PROG_LOAD
  * after the functions of each program, and the end marker last.  60 s, as
  * room_for_live_records and without_sample_id_all: four times the 7.8 s
- * they took on the debug kernel (make flakes, 2026-12-02), more than the
- * harness's default of 30 s.
+ * they took on a debug kernel under emulation, more than the harness's
+ * default of 30 s.
  */
 TEST_F_TIMEOUT(replay, matches_kallsyms, 60)
 {

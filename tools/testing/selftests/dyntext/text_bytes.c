@@ -207,8 +207,9 @@ TEST(bpf_prog_code)
  * Only events that ask get code: a ksymbol and text_poke event without
  * the bit (perf record --kcore of perf before it) sees the program's
  * ksymbol record and no text poke record in its text.  One listener, so
- * that stock 6.1's record size bug with several cannot spoil it: this
- * passes on kernels without the feature too.
+ * that the record size bug older kernels have with several ("perf:
+ * Replace perf_event_header__init_id with full header init" fixed it)
+ * cannot spoil it: this passes on kernels without the feature too.
  */
 TEST(no_code_unasked)
 {
@@ -298,9 +299,9 @@ TEST(code_sent_unlocked)
 
 /*
  * The register and unregister records too: writing one visits every
- * side-band event of the CPU, as many as users opened (in make latency,
- * 100,000 disabled ones made a delete hold the lock 114 ms under TCG
- * while records were written under it).
+ * side-band event of the CPU, as many as users opened (100,000 disabled
+ * ones made a delete hold the lock 114 ms, under emulation, while records
+ * were written under it).
  */
 TEST(records_sent_unlocked)
 {
@@ -473,8 +474,8 @@ static const struct rec *same_poke(const struct rec_stream *s,
 
 /*
  * The XDP dispatcher is rewritten half a page at a time after it is
- * registered: each new half goes to attr.text_poke events (which stock
- * never told) and attr.ksymbol_text events, equal to the text in memory.
+ * registered: each new half goes to attr.text_poke events (which were
+ * never told before) and attr.ksymbol_text events, equal to the text in memory.
  */
 TEST(bpf_dispatcher_code)
 {

@@ -289,8 +289,8 @@ TEST_F(vis, unprivileged_may_see)
 /*
  * perf_event_paranoid=-1 with kptr_restrict=1: /proc/kallsyms shows zeros
  * to users without CAP_SYSLOG, but they may sample the kernel system-wide
- * and see its addresses in their samples; stock 6.1 sends them the
- * records, and so do we.
+ * and see its addresses in their samples; they always got the records,
+ * and still do.
  */
 TEST_F(vis, unprivileged_may_sample_kernel)
 {
@@ -303,8 +303,9 @@ TEST_F(vis, unprivileged_may_sample_kernel)
  * perf_event_paranoid=2: an unprivileged user may only measure user space
  * (exclude_kernel) and, with kptr_restrict=0, still sees zeros in
  * /proc/kallsyms.  Its own task event gets the PROG_LOAD of the program it
- * loads, which carries no address, and no ksymbol record (stock 6.1 sent
- * it the program's address: the leak stays closed).
+ * loads, which carries no address, and no ksymbol record (Linux 6.1 sent
+ * it the program's address: "perf/core: Send ksymbol records only to
+ * openers allowed to see them" closed that).
  */
 TEST_F(vis, unprivileged_may_not_see)
 {
@@ -321,7 +322,7 @@ TEST_F(vis, unprivileged_may_not_see)
  * CAP_PERFMON without CAP_SYSLOG at perf_event_paranoid=2,
  * kptr_restrict=0: /proc/kallsyms shows it zeros, but CAP_PERFMON lets it
  * sample the kernel system-wide (perf-security.rst), so it gets the
- * records, as on stock 6.1.
+ * records, as it always did.
  */
 TEST_F(vis, perfmon_only)
 {
@@ -389,8 +390,8 @@ static void root_load_unload(struct __test_metadata *_metadata,
 
 /*
  * net.core.bpf_jit_harden hides BPF programs from /proc/kallsyms, not from
- * perf: root's system-wide listener gets every function's records, as on
- * stock 6.1.
+ * perf: root's system-wide listener gets every function's records, as it
+ * always did.
  */
 TEST_F(vis, jit_harden_announced)
 {
@@ -643,8 +644,8 @@ TEST_F(vis, asked_only_for_ksymbol_events)
 	ASSERT_EQ(0, write_str(CAP_EVENT "/filter", filter, O_TRUNC));
 	/*
 	 * Enabled once: a kprobe on a function's entry enabled a second time
-	 * crashes 7.3 (ool.kprobe_on_ftrace_rearmed), which the stock kernel
-	 * runs this test on.
+	 * crashes 7.3 without "x86/ftrace: Always call ftrace handlers,
+	 * whatever their address" (ool.kprobe_on_ftrace_rearmed).
 	 */
 	ASSERT_EQ(0, write_str(CAP_EVENT "/enable", "1", O_TRUNC));
 	EXPECT_EQ(0, cap_probe_calls(false));
