@@ -12,13 +12,15 @@
 # record cannot name a module gone by the time perf report runs, and the
 # test is skipped.
 #
-# The module is the dynamic text test module (dyntext_test.ko of
-# tools/testing/selftests/dyntext), given by PERF_TEST_DYNTEXT_KO: its
-# spin_ms parameter keeps it busy in dyntext_test_busy().
+# The module is the dynamic text test module, dyntext_test.ko of
+# tools/testing/selftests/dyntext, where building that selftest in the
+# tree puts it (make -C tools/testing/selftests TARGETS=dyntext), or the
+# file PERF_TEST_DYNTEXT_KO names: its spin_ms parameter keeps it busy in
+# dyntext_test_busy().
 
 set -e
 
-ko=${PERF_TEST_DYNTEXT_KO:-}
+ko=${PERF_TEST_DYNTEXT_KO:-$(dirname "$0")/../../../testing/selftests/dyntext/dyntext_test.ko}
 mod=dyntext_test
 perfdata=$(mktemp /tmp/__perf_test.perf.data.XXXXX)
 script=$(mktemp /tmp/__perf_test.script.XXXXX)
@@ -35,7 +37,7 @@ if [ "$(id -u)" != 0 ]; then
 	exit 2
 fi
 if [ -z "${ko}" ] || [ ! -r "${ko}" ]; then
-	echo "Skip: no test module (set PERF_TEST_DYNTEXT_KO)"
+	echo "Skip: no ${ko} (build tools/testing/selftests/dyntext)"
 	exit 2
 fi
 rmmod ${mod} 2>/dev/null || true
