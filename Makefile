@@ -160,7 +160,7 @@ DUMP := kallsyms_dump
 # next to modules built against its own tree (struct module differs).
 PATCHED_RUN = $(TOP)/scripts/vm-run --kernel $(BZIMAGE) --job $(1) \
 	--timeout $(TIMEOUT) -- sh -c '$(ST_OUT)/$(DUMP) > /run/job/kallsyms.patched; \
-		STOCK_PERF=$(STOCK_PERF) \
+		PERF=$(PERF) STOCK_PERF=$(STOCK_PERF) \
 		$(TOP)/scripts/guest-check /run/job/results $(CHECK_BINS)'
 STOCK_PREPARE = $(HARNESS_MAKE) STOCK_KDIR=$(STOCK) stock-modules && \
 	cp $(ST_BINS) $(ST_OUT)/kallsyms_dump $(ST_OUT)/stock/

@@ -19,7 +19,7 @@
 int find_perf(char *buf, size_t len)
 {
 	const char *env = getenv("PERF");
-	char exe[PATH_MAX];
+	char exe[PATH_MAX], *path, *dir, *save;
 	ssize_t n;
 
 	if (env) {
@@ -30,9 +30,23 @@ int find_perf(char *buf, size_t len)
 	if (n < 0)
 		return -errno;
 	exe[n] = 0;
-	/* build/selftests/dyntext/THIS -> build/perf/perf */
-	snprintf(buf, len, "%s/../../perf/perf", dirname(exe));
-	return access(buf, X_OK) ? -errno : 0;
+	/* tools/testing/selftests/dyntext/THIS -> tools/perf/perf */
+	snprintf(buf, len, "%s/../../../perf/perf", dirname(exe));
+	if (!access(buf, X_OK))
+		return 0;
+	path = strdup(getenv("PATH") ?: "/usr/bin:/bin");
+	if (!path)
+		return -ENOMEM;
+	for (dir = strtok_r(path, ":", &save); dir;
+	     dir = strtok_r(NULL, ":", &save)) {
+		snprintf(buf, len, "%s/perf", dir);
+		if (!access(buf, X_OK)) {
+			free(path);
+			return 0;
+		}
+	}
+	free(path);
+	return -ENOENT;
 }
 
 int perf_record_start(struct perf_run *r, const char *opt)

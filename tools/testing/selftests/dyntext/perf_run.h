@@ -22,8 +22,9 @@ struct perf_run {
 };
 
 /*
- * The perf of the patched tree: $PERF, or build/perf/perf relative to this
- * binary (build/selftests/dyntext/).
+ * The perf to test: $PERF, else the tree's tools/perf/perf when this binary
+ * was built in the tree (tools/testing/selftests/dyntext/), else perf in
+ * $PATH.
  */
 int find_perf(char *buf, size_t len);
 
