@@ -1039,6 +1039,34 @@ TEST_F(replay, needs_ksymbol)
 	close(fd);
 }
 
+/*
+ * A mapping of the control page alone has no ring buffer to write into
+ * (perf keeps such a buffer paused for good): -EINVAL, as for an event
+ * without a mapping, not -EBUSY, which tells the caller to wait for an
+ * un-pause that cannot come.
+ */
+TEST_F(replay, needs_data_pages)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.ksymbol = 1,
+	};
+	struct perf_ksymbol_replay r = { .size = sizeof(r) };
+	size_t len = sysconf(_SC_PAGESIZE);
+	int fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, 0);
+	void *rb;
+
+	ASSERT_LE(0, fd);
+	rb = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, rb);
+	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, &r));
+	EXPECT_EQ(EINVAL, errno);
+	munmap(rb, len);
+	close(fd);
+}
+
 /* Empty a ring buffer: what a replay wrote is not looked at. */
 static int rb_discard(void *rb)
 {
