@@ -893,7 +893,9 @@ void dyntext_cursor_stop(struct dyntext_cursor *c)
  * deleted in between.  Each hold ends with @ops->flush, if any, still
  * under the lock.  When @ops->visit or @ops->flush returns an error, the
  * walk stops and the cursor stays on the region @ops->visit failed on, or
- * on the one @ops->flush names: the next call starts with it.  The walk is
+ * on the one @ops->flush names: the next call starts with it.  When
+ * @ops->flush returns %DYNTEXT_WALK_HOLD_FULL, the hold ends and the next
+ * one starts with the region it names.  The walk is
  * consistent with concurrent add and delete:
  *
  * - @ops sees a region only while it is registered, so its unregister
@@ -921,6 +923,7 @@ int dyntext_cursor_walk(struct dyntext_cursor *c,
 	struct dyntext *dt;
 	unsigned int n;
 	int ret = 0, err;
+	bool more;
 
 	might_sleep();
 	if (WARN_ON_ONCE(!c->active))
@@ -939,13 +942,16 @@ int dyntext_cursor_walk(struct dyntext_cursor *c,
 				dt = dyntext_next(dt);
 			}
 		}
+		more = false;
 		if (ops->flush) {
 			/* May move c->next_seq back, to a region of this hold. */
 			err = ops->flush(arg, &c->next_seq);
-			if (err)
+			if (err == DYNTEXT_WALK_HOLD_FULL)
+				more = true;
+			else if (err)
 				ret = err;
 		}
-		if (ret || !dt || !dyntext_in_walk(dt, c->end))
+		if (ret || (!more && (!dt || !dyntext_in_walk(dt, c->end))))
 			break;
 		spin_unlock_bh(&dyntext_lock);
 		if (fatal_signal_pending(current))

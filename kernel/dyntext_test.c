@@ -1430,6 +1430,8 @@ struct dt_test_flush {
 	unsigned int		written;
 	unsigned int		twice;
 	unsigned int		overflow;
+	unsigned int		holds;
+	bool			hold_full;	/* go on in a new hold */
 	unsigned long		*done;
 };
 
@@ -1452,6 +1454,7 @@ static int dt_test_flush_flush(void *arg, u64 *next_seq)
 	struct dt_test_flush *f = arg;
 	unsigned int i, n = min(f->nr_held, f->room);
 
+	f->holds++;
 	for (i = 0; i < n; i++) {
 		const struct dyntext *dt = f->held[i];
 
@@ -1463,7 +1466,7 @@ static int dt_test_flush_flush(void *arg, u64 *next_seq)
 	if (n < f->nr_held) {
 		*next_seq = f->held[n]->seq;
 		f->nr_held = 0;
-		return -ENOSPC;
+		return f->hold_full ? DYNTEXT_WALK_HOLD_FULL : -ENOSPC;
 	}
 	f->nr_held = 0;
 	return 0;
@@ -1500,6 +1503,38 @@ static void dyntext_test_cursor_flush(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0U, f.twice);
 	KUNIT_EXPECT_EQ(test, 0U, f.overflow);
 	KUNIT_EXPECT_EQ(test, nr / f.room, calls);
+	for (i = 0; i < nr; i++)
+		KUNIT_EXPECT_TRUE(test, test_bit(i, f.done));
+	dt_test_consistent(test, nr);
+}
+
+/*
+ * A flush that ends its hold early (DYNTEXT_WALK_HOLD_FULL, a replay that
+ * wrote enough under one hold of the lock) lets the walk go on in the same
+ * call from the region it names: every region handled once, in holds of
+ * at most @room regions.
+ */
+static void dyntext_test_cursor_hold_full(struct kunit *test)
+{
+	struct dt_test_ctx *ctx = test->priv;
+	struct dt_test_flush f = { .ctx = ctx, .room = 3, .hold_full = true };
+	struct dyntext_cursor c = {};
+	const unsigned int nr = 100;
+	unsigned int i;
+
+	f.done = kunit_kzalloc(test, BITS_TO_LONGS(ctx->nr) * sizeof(long),
+			       GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, f.done);
+	for (i = 0; i < nr; i++)
+		KUNIT_ASSERT_EQ(test, 0,
+				dyntext_add(dt_test_region(ctx, i, i * 64, 32)));
+	dyntext_cursor_start(&c);
+	KUNIT_EXPECT_EQ(test, 0, dyntext_cursor_walk(&c, &dt_test_flush_ops, &f));
+	KUNIT_EXPECT_FALSE(test, c.active);
+	KUNIT_EXPECT_EQ(test, nr, f.written);
+	KUNIT_EXPECT_EQ(test, 0U, f.twice);
+	KUNIT_EXPECT_EQ(test, 0U, f.overflow);
+	KUNIT_EXPECT_LE(test, DIV_ROUND_UP(nr, f.room), f.holds);
 	for (i = 0; i < nr; i++)
 		KUNIT_EXPECT_TRUE(test, test_bit(i, f.done));
 	dt_test_consistent(test, nr);
@@ -1613,6 +1648,7 @@ static struct kunit_case dyntext_test_cases[] = {
 	KUNIT_CASE(dyntext_test_cursor_resume),
 	KUNIT_CASE(dyntext_test_cursor_abandoned),
 	KUNIT_CASE(dyntext_test_cursor_flush),
+	KUNIT_CASE(dyntext_test_cursor_hold_full),
 	KUNIT_CASE(dyntext_test_double_add),
 	KUNIT_CASE(dyntext_test_bpf_end),
 	KUNIT_CASE(dyntext_test_core_text),

@@ -164,6 +164,8 @@ struct dyntext_cursor {
 
 /* Regions a walk visits at most per hold of the registry's lock. */
 #define DYNTEXT_WALK_BATCH	32
+/* From dyntext_walk_ops' @flush: go on, with *@next_seq, in a new hold. */
+#define DYNTEXT_WALK_HOLD_FULL	1
 
 /**
  * struct dyntext_walk_ops - what dyntext_cursor_walk() calls
@@ -176,7 +178,9 @@ struct dyntext_cursor {
  *		%DYNTEXT_WALK_BATCH) are still registered.  Returns 0, or an
  *		error that stops the walk; it may then set *@next_seq back to
  *		the sequence number of one of those regions, for the walk to
- *		resume with it.
+ *		resume with it.  Or %DYNTEXT_WALK_HOLD_FULL with *@next_seq
+ *		set so, to end the hold there and go on with that region in
+ *		the next one: what one hold costs stays bounded.
  */
 struct dyntext_walk_ops {
 	int	(*visit)(const struct dyntext *dt, u64 end, void *arg);
