@@ -108,6 +108,28 @@ bool kernel_has_module_records(void)
 	return true;
 }
 
+bool kernel_has_ksymbol_replay(void)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.ksymbol = 1,
+		.disabled = 1,
+		.exclude_kernel = 1,
+	};
+	int fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	bool ret;
+
+	if (fd < 0)
+		return false;
+	/* A kernel that has the ioctl reads its argument first: -EFAULT. */
+	ret = ioctl(fd, PERF_EVENT_IOC_KSYMBOL_REPLAY, NULL) < 0 &&
+	      errno != ENOTTY;
+	close(fd);
+	return ret;
+}
+
 /* What rec_stream_open_maps() asks for besides ksymbol and BPF records. */
 enum {
 	REC_SELF	= 1 << 0,	/* a task event on this process only */

@@ -309,6 +309,8 @@ FIXTURE_SETUP(replay)
 
 	if (geteuid())
 		SKIP(return, "needs root");
+	if (!kernel_has_ksymbol_replay())
+		SKIP(return, "no PERF_EVENT_IOC_KSYMBOL_REPLAY in this kernel");
 	self->kptr = sysctl_get(KPTR);
 	self->paranoid = sysctl_get(PARANOID);
 	for (i = 0; i < NR_PROGS; i++) {
