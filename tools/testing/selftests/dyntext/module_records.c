@@ -84,6 +84,8 @@ FIXTURE(modrec) {
 
 FIXTURE_SETUP(modrec)
 {
+	if (!kernel_has_module_records())
+		SKIP(return, "no attr.ksymbol_module in this kernel");
 	if (geteuid())
 		SKIP(return, "needs root");
 	mod_unload();
@@ -284,6 +286,8 @@ TEST(attr_bits_after_upstream)
 	struct perf_event_attr with = attr;
 	int bit, fd;
 
+	if (!kernel_has_module_records())
+		SKIP(return, "no attr.ksymbol_module in this kernel");
 	with.ksymbol_module = 1;
 	EXPECT_EQ(1ULL << 40, attr_flags(&with) ^ attr_flags(&attr));
 	with = attr;

@@ -108,6 +108,25 @@ bool kernel_has_module_records(void)
 	return true;
 }
 
+bool kernel_has_ksymbol_text(void)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.ksymbol = 1,
+		.ksymbol_text = 1,
+		.disabled = 1,
+		.exclude_kernel = 1,
+	};
+	int fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 bool kernel_has_ksymbol_replay(void)
 {
 	struct perf_event_attr attr = {

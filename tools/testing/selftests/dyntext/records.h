@@ -71,6 +71,8 @@ int rec_stream_open_no_modules(struct rec_stream *s, unsigned int pages);
 int rec_stream_open_no_sample_id(struct rec_stream *s, unsigned int pages);
 /* Does the kernel accept attr.ksymbol_module (module text records)? */
 bool kernel_has_module_records(void);
+/* Does the kernel accept attr.ksymbol_text (the code of new text)? */
+bool kernel_has_ksymbol_text(void);
 /* Does the kernel have PERF_EVENT_IOC_KSYMBOL_REPLAY? */
 bool kernel_has_ksymbol_replay(void);
 /* The same on the calling process only (a task event, exclude_kernel). */

@@ -168,6 +168,8 @@ TEST(bpf_prog_code)
 	int n[MAX_FUNCS], i;
 	double ms;
 
+	if (!kernel_has_ksymbol_text())
+		SKIP(return, "no attr.ksymbol_text in this kernel");
 	ASSERT_EQ(0, rec_pin_cpu());
 	ASSERT_EQ(0, rec_stream_open_ksymbol_text(&s, 256, false));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -294,6 +296,8 @@ static void lock_free_at(struct __test_metadata *_metadata, const char *func)
 /* The code of new text (up to megabytes) is copied without the lock. */
 TEST(code_sent_unlocked)
 {
+	if (!kernel_has_ksymbol_text())
+		SKIP(return, "no attr.ksymbol_text in this kernel");
 	lock_free_at(_metadata, "perf_event_ksymbol_text");
 }
 
@@ -305,6 +309,8 @@ TEST(code_sent_unlocked)
  */
 TEST(records_sent_unlocked)
 {
+	if (!kernel_has_ksymbol_text())
+		SKIP(return, "no attr.ksymbol_text in this kernel");
 	lock_free_at(_metadata, "perf_event_ksymbol");
 }
 
@@ -340,6 +346,8 @@ TEST(ftrace_trampoline_code)
 	__u64 addr;
 	__u32 len;
 
+	if (!kernel_has_ksymbol_text())
+		SKIP(return, "no attr.ksymbol_text in this kernel");
 	ASSERT_EQ(0, rec_pin_cpu());
 	rd = text_read__open_and_load();
 	ASSERT_NE(NULL, rd);
@@ -396,6 +404,8 @@ TEST(bpf_trampoline_code)
 	__u64 addr;
 	int n;
 
+	if (!kernel_has_ksymbol_text())
+		SKIP(return, "no attr.ksymbol_text in this kernel");
 	ASSERT_EQ(0, rec_pin_cpu());
 	ASSERT_EQ(0, bpf_trampoline_name("bpf_fentry_test1", name,
 					 sizeof(name)));
@@ -490,6 +500,8 @@ TEST(bpf_dispatcher_code)
 	__u8 mem[PAGE / 2];
 	int ifindex = if_nametoindex("lo");
 
+	if (!kernel_has_ksymbol_text())
+		SKIP(return, "no attr.ksymbol_text in this kernel");
 	ASSERT_LT(0, ifindex);
 	ASSERT_EQ(0, rec_pin_cpu());
 	ASSERT_EQ(0, rec_stream_open_ksymbol_text(&code, 64, false));
@@ -565,6 +577,8 @@ TEST(kprobe_slot_code)
 	__u8 mem[PAGE];
 	int i;
 
+	if (!kernel_has_ksymbol_text())
+		SKIP(return, "no attr.ksymbol_text in this kernel");
 	ASSERT_EQ(0, rec_pin_cpu());
 	ASSERT_EQ(0, rec_stream_open_ksymbol_text(&code, 64, false));
 	ASSERT_EQ(0, rec_stream_open_text_poke(&poke, 64));
@@ -617,6 +631,8 @@ TEST(replay_code)
 	__u32 got;
 	int i, n;
 
+	if (!kernel_has_ksymbol_text())
+		SKIP(return, "no attr.ksymbol_text in this kernel");
 	ASSERT_EQ(0, rec_pin_cpu());
 	ASSERT_EQ(0, bpf_trampoline_name("bpf_fentry_test1", name,
 					 sizeof(name)));
@@ -899,6 +915,8 @@ FIXTURE_VARIANT_ADD(code_vis, root) {
 
 FIXTURE_SETUP(code_vis)
 {
+	if (!kernel_has_ksymbol_text())
+		SKIP(return, "no attr.ksymbol_text in this kernel");
 	if (geteuid())
 		SKIP(return, "needs root");
 	self->kptr = sysctl_get(KPTR);
@@ -979,6 +997,8 @@ TEST(abi)
 	pid_t pid;
 	int status;
 
+	if (!kernel_has_ksymbol_text())
+		SKIP(return, "no attr.ksymbol_text in this kernel");
 	EXPECT_EQ(0, open_attr(&attr));
 	attr.ksymbol = 0;
 	EXPECT_EQ(-EINVAL, open_attr(&attr));
