@@ -296,6 +296,8 @@ TEST_F(ool, named_by_lookups)
 	char name[1024], want[1024];
 	int text;
 
+	if (!kernel_has_dyntext())
+		SKIP(return, "no dynamic text registry in this kernel");
 	ASSERT_EQ(0, mkdir(INSTANCE, 0755));
 	ASSERT_EQ(0, write_file(INSTANCE "/set_ftrace_filter", "vfs_read"));
 	ASSERT_EQ(0, write_file(INSTANCE "/current_tracer", "function"));

@@ -217,6 +217,8 @@ TEST_F_TIMEOUT(perf, module_loaded_during_record, 90)
 	__u64 addr, len;
 	int nfuncs;
 
+	if (!kernel_has_module_records())
+		SKIP(return, "no attr.ksymbol_module in this kernel");
 	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
 	ASSERT_EQ(0, test_module_load(MOD, ""));
 	text = module_section_addr(MOD, ".text");
@@ -268,6 +270,8 @@ TEST_F_TIMEOUT(perf, modules_burst_one_kallsyms_read, 90)
 	unsigned long long busy;
 	int nfuncs;
 
+	if (!kernel_has_module_records())
+		SKIP(return, "no attr.ksymbol_module in this kernel");
 	self->run.verbose = 1;
 	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
 	ASSERT_EQ(0, kill(self->run.pid, SIGSTOP));
@@ -301,6 +305,8 @@ TEST_F_TIMEOUT(perf, module_user_samples_only, 90)
 	struct header_text h;
 	unsigned long long busy;
 
+	if (!kernel_has_module_records())
+		SKIP(return, "no attr.ksymbol_module in this kernel");
 	self->run.verbose = 1;
 	self->run.event = "cpu-clock:u";
 	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
@@ -380,6 +386,8 @@ TEST_F_TIMEOUT(perf, module_installed, 90)
 	__u64 addr, len;
 	FILE *f;
 
+	if (!kernel_has_module_records())
+		SKIP(return, "no attr.ksymbol_module in this kernel");
 	ASSERT_EQ(0, install_module(MOD, ko, sizeof(ko)));
 	ASSERT_NE(NULL, mkdtemp(home));
 	ASSERT_EQ(0, setenv("HOME", home, 1));	/* the build-id cache */
@@ -447,6 +455,8 @@ TEST_F_TIMEOUT(perf, module_file_build_id_unreadable, 90)
 	struct header_text h;
 	struct utsname uts;
 
+	if (!kernel_has_module_records())
+		SKIP(return, "no attr.ksymbol_module in this kernel");
 	/* Its build-id cache of its own, not the later tests'. */
 	ASSERT_NE(NULL, mkdtemp(home));
 	ASSERT_EQ(0, setenv("HOME", home, 1));
@@ -485,6 +495,8 @@ TEST_F_TIMEOUT(perf, module_unreadable_file_cached, 120)
 	struct samples c;
 	struct utsname uts;
 
+	if (!kernel_has_module_records())
+		SKIP(return, "no attr.ksymbol_module in this kernel");
 	ASSERT_NE(NULL, mkdtemp(home));
 	ASSERT_EQ(0, setenv("HOME", home, 1));	/* the build-id cache */
 	ASSERT_EQ(0, uname(&uts));
@@ -531,6 +543,8 @@ TEST_F_TIMEOUT(perf, module_two_builds_one_path, 120)
 	struct samples c;
 	int i;
 
+	if (!kernel_has_module_records())
+		SKIP(return, "no attr.ksymbol_module in this kernel");
 	ASSERT_NE(NULL, mkdtemp(home));
 	ASSERT_EQ(0, setenv("HOME", home, 1));	/* the build-id cache */
 	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
@@ -575,6 +589,8 @@ TEST_F_TIMEOUT(perf, module_same_build_loaded_twice, 120)
 	struct samples c;
 	int i;
 
+	if (!kernel_has_module_records())
+		SKIP(return, "no attr.ksymbol_module in this kernel");
 	ASSERT_EQ(0, install_module(MOD, ko, sizeof(ko)));
 	ASSERT_NE(NULL, mkdtemp(home));
 	ASSERT_EQ(0, setenv("HOME", home, 1));	/* the build-id cache */
@@ -611,6 +627,8 @@ TEST_F_TIMEOUT(perf, module_other_build_installed, 90)
 	char ko[PATH_MAX], bid[64] = "";
 	struct header_text h;
 
+	if (!kernel_has_module_records())
+		SKIP(return, "no attr.ksymbol_module in this kernel");
 	ASSERT_EQ(0, install_module(PEER, ko, sizeof(ko)));
 	self->run.verbose = 1;
 	ASSERT_EQ(0, perf_record_start(&self->run, NULL));
@@ -648,6 +666,8 @@ TEST_F_TIMEOUT(perf, module_other_build_installed, 90)
 TEST_F_TIMEOUT(perf, module_named_by_build_id, 180)
 {
 	char home[] = "/tmp/dyntext-home.XXXXXX", bid[64] = "";
+	if (!kernel_has_module_records())
+		SKIP(return, "no attr.ksymbol_module in this kernel");
 	/* The functions of .init.text; init_module is dyntext_test_init. */
 	static const char *const init_fn[] = {
 		"dyntext_test_init_busy", "dyntext_test_init_work",
@@ -1141,6 +1161,8 @@ static void preloaded_program(struct __test_metadata *_metadata,
 
 TEST_F_TIMEOUT(perf, bpf_program_loaded_before_record, 120)
 {
+	if (!kernel_has_ksymbol_replay())
+		SKIP(return, "no PERF_EVENT_IOC_KSYMBOL_REPLAY in this kernel");
 	preloaded_program(_metadata, &self->run, &self->s, true);
 }
 
@@ -1180,6 +1202,8 @@ TEST_F_TIMEOUT(perf, lost_sideband_replayed_again, 150)
 	__u32 len[3];
 	int i;
 
+	if (!kernel_has_ksymbol_replay())
+		SKIP(return, "no PERF_EVENT_IOC_KSYMBOL_REPLAY in this kernel");
 	self->run.verbose = 1;
 	ASSERT_EQ(0, perf_record_start(&self->run, "--mmap-pages=1"));
 	/* A kernel without the replay: no waiting for one below. */
@@ -1291,6 +1315,8 @@ TEST_F_TIMEOUT(perf, lost_sideband_backs_off, 360)
 	int i, j, lost;
 	double ms;
 
+	if (!kernel_has_ksymbol_replay())
+		SKIP(return, "no PERF_EVENT_IOC_KSYMBOL_REPLAY in this kernel");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ASSERT_EQ(0, perf_record_start(&self->run, "--mmap-pages=1"));
 	for (i = 0; i < 20; i++) {
@@ -1370,6 +1396,8 @@ TEST_F_TIMEOUT(perf, bpf_program_gone_code_matches, 90)
 	__u64 ksyms[3];
 	FILE *f;
 
+	if (!kernel_has_ksymbol_text())
+		SKIP(return, "no attr.ksymbol_text in this kernel");
 #ifndef __x86_64__
 	SKIP(return, "objdump -m i386:x86-64 only");
 #endif
@@ -1592,6 +1620,8 @@ TEST_F_TIMEOUT(perf, stream_code_file_for_recorded_arch, 90)
 	int fd, aarch64 = 0, other = 0;
 	FILE *f;
 
+	if (!kernel_has_ksymbol_text())
+		SKIP(return, "no attr.ksymbol_text in this kernel");
 	ASSERT_EQ(0, perf_record_start(&self->run, "-F10000"));
 	skel = ksym_abi__open_and_load();
 	ASSERT_NE(NULL, skel);
@@ -1699,6 +1729,8 @@ TEST_F_TIMEOUT(perf, bpf_trampoline_annotated, 150)
 	struct bpf_link *link;
 	__u64 lo, hi;
 
+	if (!kernel_has_ksymbol_text())
+		SKIP(return, "no attr.ksymbol_text in this kernel");
 	ASSERT_EQ(0, test_module_load(MOD, ""));
 	skel = tick_fentry__open_and_load();
 	ASSERT_NE(NULL, skel);
@@ -1719,6 +1751,8 @@ TEST_F_TIMEOUT(perf, ftrace_trampoline_annotated, 150)
 {
 	__u64 lo, hi;
 
+	if (!kernel_has_ksymbol_text())
+		SKIP(return, "no attr.ksymbol_text in this kernel");
 	ASSERT_EQ(0, test_module_load(MOD, ""));
 	rmdir(INSTANCE);
 	ASSERT_EQ(0, perf_record_start(&self->run, "-F10000"));
@@ -1749,6 +1783,8 @@ TEST_F_TIMEOUT(perf, kprobe_page_annotated, 150)
 	int off, err = -1;
 	long i, n;
 
+	if (!kernel_has_ksymbol_text())
+		SKIP(return, "no attr.ksymbol_text in this kernel");
 	ASSERT_EQ(0, test_module_load(MOD, ""));
 	kprobe_remove(NULL);
 	ASSERT_EQ(0, perf_record_start(&self->run, "-F10000"));

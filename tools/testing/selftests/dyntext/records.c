@@ -108,6 +108,12 @@ bool kernel_has_module_records(void)
 	return true;
 }
 
+bool kernel_has_dyntext(void)
+{
+	/* The registry's own functions, core kernel text ('T'). */
+	return kallsyms_sym_count("dyntext_add", "", 'T', NULL, NULL) > 0;
+}
+
 bool kernel_has_ksymbol_text(void)
 {
 	struct perf_event_attr attr = {

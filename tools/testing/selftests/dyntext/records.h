@@ -71,6 +71,8 @@ int rec_stream_open_no_modules(struct rec_stream *s, unsigned int pages);
 int rec_stream_open_no_sample_id(struct rec_stream *s, unsigned int pages);
 /* Does the kernel accept attr.ksymbol_module (module text records)? */
 bool kernel_has_module_records(void);
+/* Has the kernel the dynamic text registry (dyntext_add() in kallsyms)? */
+bool kernel_has_dyntext(void);
 /* Does the kernel accept attr.ksymbol_text (the code of new text)? */
 bool kernel_has_ksymbol_text(void);
 /* Does the kernel have PERF_EVENT_IOC_KSYMBOL_REPLAY? */

@@ -528,6 +528,8 @@ TEST_F(vis, unlisted_program_announced)
 	__u32 len = 0;
 	size_t i, reg = 0, unreg = 0;
 
+	if (!kernel_has_dyntext())
+		SKIP(return, "no dynamic text registry in this kernel");
 	ASSERT_EQ(0, rec_stream_open(&s, 16));
 	ASSERT_EQ(0, unpriv_prog_load(&p));
 	ASSERT_EQ(0, unpriv_prog_func(&p, &info, &addr, &len));
