@@ -711,7 +711,7 @@ static double aff_read(const char *mod, long *lines)
 	snprintf(tag, sizeof(tag), "[%s]", mod);
 	*lines = 0;
 	while (fgets(line, sizeof(line), f))
-		*lines += strstr(line, tag) != NULL;
+		*lines += !!strstr(line, tag);
 	fclose(f);
 	return (now() - t0) * 1e3;
 }
@@ -783,7 +783,8 @@ static int bench_modfuncs(const char *ko, long calls, int argc, char **argv)
 				best = ps_lookup;
 		}
 		syscall(SYS_delete_module, modname, O_NONBLOCK);
-		printf("# modfuncs %s: %ld lines in available_filter_functions, %ld text symbols at %ld addresses, first lookup %s\n",
+		printf("# modfuncs %s: %ld lines in available_filter_functions, "
+		       "%ld text symbols at %ld addresses, first lookup %s\n",
 		       modname, lines, p.nr, distinct, name);
 		printf("aff_read_ms,%s,%.1f,ms\n", modname, best_ms);
 		printf("kallsyms_lookup_ns,%s,%.1f,ns\n", modname, best / 1e3);

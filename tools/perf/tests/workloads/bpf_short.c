@@ -77,7 +77,7 @@ static int bpf_short(int argc, const char **argv)
 				   "GPL", bpf_short_insns,
 				   ARRAY_SIZE(bpf_short_insns), NULL);
 		if (fd < 0) {
-			perror("bpf_short: bpf_prog_load");
+			perror("bpf_prog_load");
 			return 1;
 		}
 		load = bpf_short_since(&t1);
@@ -86,7 +86,7 @@ static int bpf_short(int argc, const char **argv)
 		      bpf_short_run(fd, load < 0.008 ? 0.008 : load);
 		close(fd);
 		if (err) {
-			fprintf(stderr, "bpf_short: program %d failed\n", n);
+			fprintf(stderr, "%s: program %d failed\n", __func__, n);
 			return 1;
 		}
 	}
@@ -99,7 +99,7 @@ static int bpf_short(int argc, const char **argv)
 #else
 static int bpf_short(int argc __maybe_unused, const char **argv __maybe_unused)
 {
-	fprintf(stderr, "bpf_short: perf is built without libbpf\n");
+	fprintf(stderr, "%s: perf is built without libbpf\n", __func__);
 	return 1;
 }
 #endif

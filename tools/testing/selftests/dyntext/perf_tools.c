@@ -666,8 +666,6 @@ TEST_F_TIMEOUT(perf, module_other_build_installed, 90)
 TEST_F_TIMEOUT(perf, module_named_by_build_id, 180)
 {
 	char home[] = "/tmp/dyntext-home.XXXXXX", bid[64] = "";
-	if (!kernel_has_module_records())
-		SKIP(return, "no attr.ksymbol_module in this kernel");
 	/* The functions of .init.text; init_module is dyntext_test_init. */
 	static const char *const init_fn[] = {
 		"dyntext_test_init_busy", "dyntext_test_init_work",
@@ -682,6 +680,8 @@ TEST_F_TIMEOUT(perf, module_named_by_build_id, 180)
 	struct samples c;
 	int i;
 
+	if (!kernel_has_module_records())
+		SKIP(return, "no attr.ksymbol_module in this kernel");
 	snprintf(ko, sizeof(ko), "%s/" MOD ".ko", test_binary_dir());
 	for (i = 0; i < 4; i++)
 		ASSERT_EQ(0, module_sym_offset(ko, ".init.text", init_fn[i],
@@ -1538,8 +1538,8 @@ TEST_F_TIMEOUT(perf, bpf_program_gone_annotated, 180)
 	ASSERT_EQ(0, count_samples(&self->run, lo, hi, sym, sym, &c));
 
 	ASSERT_EQ(0, perf_annotate(&self->run, "", sym, &a));
-	TH_LOG("%s: %d programs, each loaded in %.1f ms, then run and unloaded in %.1f ms (mean); %ld samples of the test's own",
-	       sym, n, load_ms / n, life_ms / n, seen);
+	TH_LOG("%s: %d programs, each loaded in %.1f ms, then run and unloaded in %.1f ms (mean); "
+	       "%ld samples of the test's own", sym, n, load_ms / n, life_ms / n, seen);
 	TH_LOG("%llu samples; %d lines of code, %d with samples, first: %s",
 	       c.named, a.lines, a.hit, a.first);
 	ASSERT_LT(0, c.named);
