@@ -89,14 +89,16 @@ int perf_fd_new(const int *before, int n)
 	return perf_fd_scan(before, n, NULL, NULL);
 }
 
-bool kernel_has_module_records(void)
+/* Does a disabled dummy ksymbol event with @module and @text open? */
+static bool ksymbol_attr_opens(bool module, bool text)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
 		.size = sizeof(attr),
 		.config = PERF_COUNT_SW_DUMMY,
 		.ksymbol = 1,
-		.ksymbol_module = 1,
+		.ksymbol_module = module,
+		.ksymbol_text = text,
 		.disabled = 1,
 		.exclude_kernel = 1,
 	};
@@ -106,31 +108,22 @@ bool kernel_has_module_records(void)
 		return false;
 	close(fd);
 	return true;
+}
+
+bool kernel_has_module_records(void)
+{
+	return ksymbol_attr_opens(true, false);
+}
+
+bool kernel_has_ksymbol_text(void)
+{
+	return ksymbol_attr_opens(false, true);
 }
 
 bool kernel_has_dyntext(void)
 {
 	/* The registry's own functions, core kernel text ('T'). */
 	return kallsyms_sym_count("dyntext_add", "", 'T', NULL, NULL) > 0;
-}
-
-bool kernel_has_ksymbol_text(void)
-{
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_DUMMY,
-		.ksymbol = 1,
-		.ksymbol_text = 1,
-		.disabled = 1,
-		.exclude_kernel = 1,
-	};
-	int fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
-
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
 }
 
 bool kernel_has_ksymbol_replay(void)
