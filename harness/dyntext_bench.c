@@ -671,6 +671,8 @@ struct mod_pick {
 	struct lookup_target *t;
 	unsigned long long *addrs;
 	long nr, max;
+	char last[KSYM_NAME_LEN];	/* the module's last text symbol */
+	unsigned long long last_addr;
 };
 
 static int mod_pick_fn(const struct ksym_line *l, void *arg)
@@ -687,6 +689,8 @@ static int mod_pick_fn(const struct ksym_line *l, void *arg)
 	}
 	if (!p->nr)
 		snprintf(p->t->sym, sizeof(p->t->sym), "%s", l->name);
+	snprintf(p->last, sizeof(p->last), "%s", l->name);
+	p->last_addr = l->addr;
 	p->addrs[p->nr++] = l->addr;
 	return 0;
 }
@@ -716,30 +720,70 @@ static double aff_read(const char *mod, long *lines)
 	return (now() - t0) * 1e3;
 }
 
+#define LOOKUP_RUN_NAME	"/sys/module/" LOOKUP_MOD "/parameters/run_name"
+
+/*
+ * Time CALLS calls of kallsyms_lookup_name(name) in the kernel: ps per
+ * call in the fastest batch, and the address the lookup returned.
+ */
+static int lookup_name_run(const char *name, long calls,
+			   unsigned long long *ps, unsigned long long *addr)
+{
+	char cmd[KSYM_NAME_LEN + 96], res[128];
+	FILE *f;
+	int ok;
+
+	snprintf(cmd, sizeof(cmd), "%ld %s\n", calls, name);
+	if (write_str(LOOKUP_RUN_NAME, cmd, 0)) {
+		perror("lookup: " LOOKUP_RUN_NAME);
+		return -1;
+	}
+	f = fopen(LOOKUP_RUN_NAME, "r");
+	if (!f)
+		return -1;
+	ok = fgets(res, sizeof(res), f) &&
+	     sscanf(res, "%llu %llx", ps, addr) == 2;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+/*
+ * Workload 8: per module FKO, with it loaded: the read of
+ * available_filter_functions and of /proc/kallsyms (best of 3), and
+ * timed in the kernel, kallsyms_lookup() of its text, of core text and
+ * kallsyms_lookup_name() of "module:its last function" (the paths the
+ * module symbol index must not slow down), then the index's size.
+ */
 static int bench_modfuncs(const char *ko, long calls, int argc, char **argv)
 {
-	unsigned long long text = 0, lookup = 0, ps_text, ps_lookup, best;
-	char params[128], path[PATH_MAX], modname[64], name[1100], *dot;
-	struct lookup_target t = { "module_funcs" };
+	unsigned long long text = 0, lookup = 0, lname = 0, ps_text, ps_lookup;
+	unsigned long long best, best_core, ps_name, got;
+	char params[192], path[PATH_MAX], modname[64], name[1100], *dot;
+	char qname[KSYM_NAME_LEN + 64];
+	struct lookup_target t = { "module_funcs" }, core = { "core", .mod = "" };
 	struct mod_pick p = { .t = &t };
-	long lines = 0, i, distinct;
+	long lines = 0, ks_lines = 0, i, distinct;
 	int fd, a, pass, text_nr;
-	double ms, best_ms;
+	double ms, best_ms, best_ks;
 
 	lookup_teardown();
 	if (kallsyms_sym_count("kernel_text_address", "", 'T', &text, NULL) != 1 ||
-	    kallsyms_sym_count("kallsyms_lookup", "", 'T', &lookup, NULL) != 1) {
-		fprintf(stderr, "modfuncs: no kernel_text_address or kallsyms_lookup\n");
+	    kallsyms_sym_count("kallsyms_lookup", "", 'T', &lookup, NULL) != 1 ||
+	    kallsyms_sym_count("kallsyms_lookup_name", "", 'T', &lname, NULL) != 1) {
+		fprintf(stderr, "modfuncs: no kernel_text_address, kallsyms_lookup or kallsyms_lookup_name\n");
 		return 1;
 	}
-	snprintf(params, sizeof(params), "text_addr=%#llx lookup_addr=%#llx",
-		 text, lookup);
+	snprintf(params, sizeof(params),
+		 "text_addr=%#llx lookup_addr=%#llx name_addr=%#llx",
+		 text, lookup, lname);
 	fd = open(ko, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || syscall(SYS_finit_module, fd, params, 0)) {
 		fprintf(stderr, "modfuncs: cannot load %s: %s\n", ko, strerror(errno));
 		return 1;
 	}
 	close(fd);
+	if (lookup_core(&core))
+		core.nr = 0;
 	for (a = 0; a < argc; a++) {
 		snprintf(path, sizeof(path), "%s", argv[a]);
 		snprintf(modname, sizeof(modname), "%s", basename(path));
@@ -757,10 +801,14 @@ static int bench_modfuncs(const char *ko, long calls, int argc, char **argv)
 		close(fd);
 
 		best_ms = -1;
+		best_ks = -1;
 		for (pass = 0; pass < 3; pass++) {
 			ms = aff_read(modname, &lines);
 			if (best_ms < 0 || ms < best_ms)
 				best_ms = ms;
+			ms = read_kallsyms(&ks_lines) * 1e3;
+			if (best_ks < 0 || ms < best_ks)
+				best_ks = ms;
 		}
 
 		p.nr = 0;
@@ -782,12 +830,35 @@ static int bench_modfuncs(const char *ko, long calls, int argc, char **argv)
 			if (ps_lookup < best)
 				best = ps_lookup;
 		}
+		best_core = ~0ULL;
+		for (pass = 0; core.nr && pass < LOOKUP_PASSES; pass++) {
+			if (lookup_run(&core, calls, &ps_text, &ps_lookup,
+				       &text_nr, qname, sizeof(qname)))
+				break;
+			if (ps_lookup < best_core)
+				best_core = ps_lookup;
+		}
+		snprintf(qname, sizeof(qname), "%s:%s", modname, p.last);
+		ps_name = ~0ULL;
+		if (lookup_name_run(qname, calls, &ps_name, &got) ||
+		    got != p.last_addr) {
+			fprintf(stderr, "modfuncs: kallsyms_lookup_name(%s) = %#llx, not %#llx\n",
+				qname, got, p.last_addr);
+			ps_name = ~0ULL;
+		}
 		syscall(SYS_delete_module, modname, O_NONBLOCK);
 		printf("# modfuncs %s: %ld lines in available_filter_functions, "
 		       "%ld text symbols at %ld addresses, first lookup %s\n",
 		       modname, lines, p.nr, distinct, name);
 		printf("aff_read_ms,%s,%.1f,ms\n", modname, best_ms);
+		printf("kallsyms_read_ms,%s,%.1f,ms\n", modname, best_ks);
 		printf("kallsyms_lookup_ns,%s,%.1f,ns\n", modname, best / 1e3);
+		if (best_core != ~0ULL)
+			printf("kallsyms_lookup_core_ns,%s,%.1f,ns\n", modname,
+			       best_core / 1e3);
+		if (ps_name != ~0ULL)
+			printf("kallsyms_lookup_name_ns,%s,%.1f,ns\n", modname,
+			       ps_name / 1e3);
 		printf("text_index_bytes,%s,%ld,B\n", modname, 8 + 8 * distinct);
 		fflush(stdout);
 	}
