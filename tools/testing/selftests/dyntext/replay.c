@@ -1131,13 +1131,14 @@ TEST_F(replay, revoked_event_refused)
 
 /*
  * What a replay into a new stream of @unprivileged's (nobody's) or root's
- * gave: the ioctl's count, the replay records of regions and the END
- * markers, and an FNV-1a hash of each region's address, length, type and
- * name in stream order.
+ * gave: the ioctl's count, the replay records of regions (in all and per
+ * ksymbol type) and the END markers, and an FNV-1a hash of each region's
+ * address, length, type and name in stream order.
  */
 struct replay_digest {
 	long ret;
 	long regions;
+	long by_type[8];
 	long ends;
 	__u64 hash;
 };
@@ -1170,6 +1171,7 @@ static void replay_digest(bool unprivileged, struct replay_digest *d)
 			d->ends++;
 		} else if (r->flags == REPLAY) {
 			d->regions++;
+			d->by_type[r->ksym_type & 7]++;
 			fnv1a(&d->hash, &r->addr, sizeof(r->addr));
 			fnv1a(&d->hash, &r->len, sizeof(r->len));
 			fnv1a(&d->hash, &r->ksym_type, sizeof(r->ksym_type));
@@ -1182,17 +1184,22 @@ static void replay_digest(bool unprivileged, struct replay_digest *d)
 /*
  * An unprivileged owner at perf_event_paranoid=-1 may sample the kernel
  * system-wide: its CPU-wide event gets what root's gets, record for
- * record, even with kptr_restrict=1.  Root replays before and after it;
- * if something changed the registry meanwhile, all three again (at most
+ * record, even with kptr_restrict=1.  The registry holds regions of every
+ * type then: the fixture's programs, a kprobe instruction page and the
+ * test module's text.  Root replays before and after the owner; if
+ * something changed the registry meanwhile, all three again (at most
  * three times).  (At perf_event_paranoid=2 it may open task events only,
  * which the replay refuses.)
  */
 TEST_F(replay, unprivileged_owner)
 {
 	struct replay_digest before, owner, after;
+	static struct kprobe_slots k;
 	int p[2], tries;
 	pid_t pid;
 
+	ASSERT_EQ(0, kprobe_slots_init(&k));
+	ASSERT_EQ(0, test_module_load("dyntext_test", ""));
 	ASSERT_EQ(0, sysctl_set(KPTR, 1));
 	ASSERT_EQ(0, sysctl_set(PARANOID, -1));
 	for (tries = 0; tries < 3; tries++) {
@@ -1213,13 +1220,22 @@ TEST_F(replay, unprivileged_owner)
 		if (before.regions == after.regions && before.hash == after.hash)
 			break;
 	}
+	test_module_unload("dyntext_test");
 	ASSERT_LT(tries, 3) TH_LOG("the registry kept changing");
-	EXPECT_LE(3 * NR_PROGS, before.ret);
+	EXPECT_LE(3 * NR_PROGS, before.by_type[PERF_RECORD_KSYMBOL_TYPE_BPF]);
+	EXPECT_LE(1, before.by_type[PERF_RECORD_KSYMBOL_TYPE_OOL]);
+	EXPECT_LE(1, before.by_type[PERF_RECORD_KSYMBOL_TYPE_MODULE]);
 	EXPECT_EQ(before.ret, before.regions);
 	EXPECT_EQ(1, before.ends);
 	/* The owner's replay is root's. */
 	EXPECT_EQ(before.ret, owner.ret);
 	EXPECT_EQ(before.regions, owner.regions);
+	EXPECT_EQ(before.by_type[PERF_RECORD_KSYMBOL_TYPE_BPF],
+		  owner.by_type[PERF_RECORD_KSYMBOL_TYPE_BPF]);
+	EXPECT_EQ(before.by_type[PERF_RECORD_KSYMBOL_TYPE_OOL],
+		  owner.by_type[PERF_RECORD_KSYMBOL_TYPE_OOL]);
+	EXPECT_EQ(before.by_type[PERF_RECORD_KSYMBOL_TYPE_MODULE],
+		  owner.by_type[PERF_RECORD_KSYMBOL_TYPE_MODULE]);
 	EXPECT_EQ(before.hash, owner.hash);
 	EXPECT_EQ(1, owner.ends);
 }
