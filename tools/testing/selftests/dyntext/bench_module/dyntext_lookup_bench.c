@@ -143,6 +143,21 @@ static void lookup_bench_name(unsigned long addr)
 			 name, off, size);
 }
 
+/*
+ * The CALLS word of a parameter write: *p moves on to what follows it,
+ * NULL if nothing does.
+ */
+static int lookup_bench_calls(char **p, unsigned int *calls)
+{
+	int ret = kstrtouint(strsep(p, " "), 0, calls);
+
+	if (ret)
+		return ret;
+	if (*calls < LOOKUP_BENCH_BATCHES || *calls > LOOKUP_BENCH_MAX_CALLS)
+		return -ERANGE;
+	return 0;
+}
+
 static int run_set(const char *val, const struct kernel_param *kp)
 {
 	unsigned int calls, nr = 0, i;
@@ -153,14 +168,9 @@ static int run_set(const char *val, const struct kernel_param *kp)
 	if (!buf)
 		return -ENOMEM;
 	p = strim(buf);
-	tok = strsep(&p, " ");
-	ret = kstrtouint(tok, 0, &calls);
+	ret = lookup_bench_calls(&p, &calls);
 	if (ret)
 		goto out;
-	if (calls < LOOKUP_BENCH_BATCHES || calls > LOOKUP_BENCH_MAX_CALLS) {
-		ret = -ERANGE;
-		goto out;
-	}
 	while ((tok = strsep(&p, " "))) {
 		if (!*tok)
 			continue;
@@ -214,7 +224,7 @@ static int run_name_set(const char *val, const struct kernel_param *kp)
 	unsigned long sink = 0;
 	unsigned int calls, per_batch, b, i;
 	u64 best = U64_MAX, t;
-	char *buf, *p, *tok;
+	char *buf, *p;
 	int ret;
 
 	if (!lookup_bench_lookup_name)
@@ -223,15 +233,11 @@ static int run_name_set(const char *val, const struct kernel_param *kp)
 	if (!buf)
 		return -ENOMEM;
 	p = strim(buf);
-	tok = strsep(&p, " ");
-	ret = kstrtouint(tok, 0, &calls);
+	ret = lookup_bench_calls(&p, &calls);
+	if (!ret && (!p || !*p))
+		ret = -EINVAL;
 	if (ret)
 		goto out;
-	if (calls < LOOKUP_BENCH_BATCHES || calls > LOOKUP_BENCH_MAX_CALLS ||
-	    !p || !*p) {
-		ret = -EINVAL;
-		goto out;
-	}
 	per_batch = calls / LOOKUP_BENCH_BATCHES;
 	for (b = 0; b < LOOKUP_BENCH_BATCHES; b++) {
 		t = ktime_get_ns();
