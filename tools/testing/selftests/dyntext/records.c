@@ -799,30 +799,47 @@ unsigned long long module_section_addr(const char *mod, const char *section)
 	return a;
 }
 
-int module_note_build_id(const char *mod, __u8 *id, size_t max)
+int note_build_id(const char *path, __u8 *id, size_t max)
 {
-	unsigned char note[256];
-	unsigned int namesz, descsz;
-	char path[128];
+	unsigned char note[4096];
+	unsigned int namesz, descsz, type;
+	size_t off = 0;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/sys/module/%s/notes/.note.gnu.build-id",
-		 mod);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = read(fd, note, sizeof(note));
 	close(fd);
-	if (n < 12)
-		return -EIO;
-	memcpy(&namesz, note, 4);
-	memcpy(&descsz, note + 4, 4);
-	namesz = (namesz + 3) & ~3U;
-	if (12 + namesz + descsz > (size_t)n || descsz > max)
-		return -EIO;
-	memcpy(id, note + 12 + namesz, descsz);
-	return descsz;
+	if (n < 0)
+		return -errno;
+	/* Elf_Nhdr: namesz, descsz, type; name and desc padded to 4 bytes. */
+	while (off + 12 <= (size_t)n) {
+		memcpy(&namesz, note + off, 4);
+		memcpy(&descsz, note + off + 4, 4);
+		memcpy(&type, note + off + 8, 4);
+		if (off + 12 + ((namesz + 3) & ~3U) + descsz > (size_t)n)
+			return -EIO;
+		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 &&
+		    !memcmp(note + off + 12, "GNU", 4)) {
+			if (descsz > max)
+				return -EIO;
+			memcpy(id, note + off + 12 + 4, descsz);
+			return descsz;
+		}
+		off += 12 + ((namesz + 3) & ~3U) + ((descsz + 3) & ~3U);
+	}
+	return -ENOENT;
+}
+
+int module_note_build_id(const char *mod, __u8 *id, size_t max)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/%s/notes/.note.gnu.build-id",
+		 mod);
+	return note_build_id(path, id, max);
 }
 
 int write_str(const char *path, const char *s, int flags)

@@ -17,6 +17,12 @@
 #ifndef PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID
 #define PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID 0x10
 #endif
+/*
+ * PERF_RECORD_KSYMBOL_TYPE_KERNEL, the kernel image's replay record: an
+ * enum constant, which the UAPI headers of the older bases the tests also
+ * build on do not have.
+ */
+#define KSYM_TYPE_KERNEL 5
 /* What follows name with PERF_RECORD_KSYMBOL_FLAGS_BUILD_ID. */
 struct rec_build_id {
 	__u8 size;
@@ -191,9 +197,12 @@ int test_module_load(const char *mod, const char *params);
 int test_module_unload(const char *mod);
 
 /*
- * The build-id in a loaded module's /sys/module/M/notes/.note.gnu.build-id
- * into id (max bytes at most): its size, or -errno.
+ * The GNU build-id note in an ELF notes file (/sys/kernel/notes: the
+ * kernel's) into id (max bytes at most): its size, or -errno (-ENOENT: no
+ * such note).
  */
+int note_build_id(const char *path, __u8 *id, size_t max);
+/* The same for a loaded module's /sys/module/M/notes/.note.gnu.build-id. */
 int module_note_build_id(const char *mod, __u8 *id, size_t max);
 
 /* The address of a loaded module's section (/sys/module/M/sections/S), or 0. */

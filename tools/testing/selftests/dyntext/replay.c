@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -1238,6 +1240,315 @@ TEST_F(replay, unprivileged_owner)
 		  owner.by_type[PERF_RECORD_KSYMBOL_TYPE_MODULE]);
 	EXPECT_EQ(before.hash, owner.hash);
 	EXPECT_EQ(1, owner.ends);
+}
+
+/*
+ * The kernel image (PERF_RECORD_KSYMBOL_TYPE_KERNEL): where /proc/kallsyms
+ * (at kptr_restrict 0) puts _stext and _etext, and the build-id
+ * /sys/kernel/notes holds.
+ */
+struct kimage {
+	unsigned long long stext, etext;
+	__u8 id[20];
+	int id_size;
+};
+
+#define KIMAGE_MOD	"dyntext_test"
+#define KIMAGE_TYPES	(1 << KSYM_TYPE_KERNEL | \
+			 1 << PERF_RECORD_KSYMBOL_TYPE_BPF | \
+			 1 << PERF_RECORD_KSYMBOL_TYPE_OOL | \
+			 1 << PERF_RECORD_KSYMBOL_TYPE_MODULE)
+
+static int kimage_from_files(struct kimage *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (kallsyms_sym_count("_stext", "", 0, &k->stext, NULL) != 1 ||
+	    kallsyms_sym_count("_etext", "", 0, &k->etext, NULL) != 1)
+		return -ENOENT;
+	k->id_size = note_build_id("/sys/kernel/notes", k->id, sizeof(k->id));
+	return k->id_size < 0 ? k->id_size : 0;
+}
+
+/* The record is exactly the image's. */
+static void kimage_check(struct __test_metadata *_metadata,
+			 const struct rec *r, const struct kimage *k)
+{
+	EXPECT_EQ(PERF_RECORD_KSYMBOL, r->type);
+	EXPECT_EQ(KSYM_TYPE_KERNEL, r->ksym_type);
+	EXPECT_EQ(REPLAY, r->flags);
+	EXPECT_EQ(k->stext, r->addr);
+	EXPECT_EQ(k->etext - k->stext, r->len);
+	EXPECT_STREQ("_stext", r->name);
+	EXPECT_EQ(k->id_size, r->build_id_size);
+	EXPECT_EQ(0, memcmp(k->id, r->build_id, k->id_size));
+}
+
+/*
+ * The replay's records (flagged REPLAY) in stream order: *kern gets the
+ * index of the image's record, *nr (unless NULL) how many replay records
+ * there are.  Returns how many image records there are, or -1 unless the
+ * replay's records are BEGIN, then the image's, ..., END.
+ */
+static int kimage_find(const struct rec_stream *s, size_t *kern, size_t *nr)
+{
+	size_t i, n = 0, begin = 0, first = 0, end = 0;
+	int images = 0;
+
+	for (i = 0; i < s->nr; i++) {
+		const struct rec *r = &s->recs[i];
+
+		if (r->type != PERF_RECORD_KSYMBOL || !(r->flags & REPLAY))
+			continue;
+		n++;
+		if (rec_is_marker(r, PERF_RECORD_KSYMBOL_FLAGS_REPLAY_BEGIN))
+			begin = n;
+		else if (rec_is_marker(r, PERF_RECORD_KSYMBOL_FLAGS_REPLAY_END))
+			end = n;
+		else if (n == 2)
+			first = i;
+		if (r->ksym_type == KSYM_TYPE_KERNEL) {
+			images++;
+			*kern = i;
+		}
+	}
+	if (nr)
+		*nr = n;
+	if (begin != 1 || end != n || !images || *kern != first)
+		return -1;
+	return images;
+}
+
+/*
+ * Asked for alone, at kptr_restrict 0: BEGIN, the image's record, END,
+ * and a count of one region; its address, length, name and build-id are
+ * those of /proc/kallsyms and /sys/kernel/notes.
+ */
+TEST_F(replay, kernel_image)
+{
+	size_t i, kern = 0, nr = 0, bpf_replayed = 0;
+	struct kimage k;
+	long ret;
+
+	ASSERT_EQ(0, sysctl_set(KPTR, 0));
+	ASSERT_EQ(0, kimage_from_files(&k));
+	ASSERT_LT(0, k.id_size);
+	ASSERT_EQ(0, rec_stream_open(&self->s, 64));
+	ret = rec_replay(&self->s, 1 << KSYM_TYPE_KERNEL, NULL, NULL);
+	if (ret == -EINVAL)
+		SKIP(return, "no PERF_RECORD_KSYMBOL_TYPE_KERNEL in this kernel");
+	EXPECT_EQ(1, ret);
+	ASSERT_EQ(1, kimage_find(&self->s, &kern, &nr));
+	kimage_check(_metadata, &self->s.recs[kern], &k);
+	/* Nothing else: BEGIN, the image, END, and no PROG_LOAD. */
+	EXPECT_EQ(3, nr);
+	for (i = 0; i < self->s.nr; i++)
+		bpf_replayed += self->s.recs[i].type == PERF_RECORD_BPF_EVENT &&
+				(self->s.recs[i].bpf_flags &
+				 PERF_BPF_EVENT_FLAGS_REPLAY);
+	EXPECT_EQ(0, bpf_replayed);
+}
+
+/*
+ * At kptr_restrict=2 /proc/kallsyms shows root zeros, the replay still
+ * gives root the image, first after BEGIN, with every other type.
+ */
+TEST_F(replay, kernel_image_kptr_restrict_2)
+{
+	unsigned long long zero = 1;
+	struct kimage k;
+	size_t kern = 0;
+	long ret;
+
+	ASSERT_EQ(0, sysctl_set(KPTR, 0));
+	ASSERT_EQ(0, kimage_from_files(&k));
+	ASSERT_EQ(0, sysctl_set(KPTR, 2));
+	ASSERT_EQ(1, kallsyms_sym_count("_stext", "", 0, &zero, NULL));
+	ASSERT_EQ(0, zero);
+	ASSERT_EQ(0, rec_stream_open(&self->s, 64));
+	ret = rec_replay(&self->s, KIMAGE_TYPES, NULL, NULL);
+	if (ret == -EINVAL)
+		SKIP(return, "no PERF_RECORD_KSYMBOL_TYPE_KERNEL in this kernel");
+	EXPECT_LE(1 + NR_PROGS, ret);
+	ASSERT_EQ(1, kimage_find(&self->s, &kern, NULL));
+	kimage_check(_metadata, &self->s.recs[kern], &k);
+}
+
+/*
+ * Only when asked for: not in a replay of types 0 (the types the event
+ * gets live), and never live, while a module and a BPF program come and
+ * go.
+ */
+TEST_F(replay, kernel_image_only_when_asked)
+{
+	struct ksym_abi *skel;
+	size_t i, images = 0;
+	long ret;
+
+	ASSERT_EQ(0, rec_stream_open(&self->s, 64));
+	/* Has the kernel the type?  (One image record, dropped below.) */
+	ret = rec_replay(&self->s, 1 << KSYM_TYPE_KERNEL, NULL, NULL);
+	if (ret == -EINVAL)
+		SKIP(return, "no PERF_RECORD_KSYMBOL_TYPE_KERNEL in this kernel");
+	ASSERT_EQ(1, ret);
+	ASSERT_EQ(0, test_module_load(KIMAGE_MOD, ""));
+	ASSERT_EQ(0, test_module_unload(KIMAGE_MOD));
+	skel = ksym_abi__open_and_load();
+	ASSERT_NE(NULL, skel);
+	ksym_abi__destroy(skel);
+	ret = rec_replay(&self->s, 0, NULL, NULL);
+	EXPECT_LE(NR_PROGS, ret);
+	ASSERT_EQ(0, rec_stream_drain(&self->s));
+	for (i = 0; i < self->s.nr; i++)
+		if (self->s.recs[i].type == PERF_RECORD_KSYMBOL &&
+		    self->s.recs[i].ksym_type == KSYM_TYPE_KERNEL)
+			images++;
+	EXPECT_EQ(1, images);
+	/* The live records did flow: the module's register and unregister. */
+	EXPECT_NE(NULL, rec_find_name(&self->s, KIMAGE_MOD, 0));
+	EXPECT_NE(NULL, rec_find_name(&self->s, KIMAGE_MOD, UNREG));
+}
+
+struct kimage_seen {
+	int err;
+	long ret;
+	struct rec r;
+};
+
+/* In a child: as nobody with caps, the image's record of its own replay. */
+static void kimage_as(__u64 caps, struct kimage_seen *seen)
+{
+	struct rec_stream s;
+	size_t kern = 0;
+
+	memset(seen, 0, sizeof(*seen));
+	seen->err = 1;
+	if (drop_to_nobody_caps(caps))
+		return;
+	seen->err = 2;
+	if (rec_stream_open(&s, 16))
+		return;
+	seen->ret = rec_replay(&s, 1 << KSYM_TYPE_KERNEL, NULL, NULL);
+	seen->err = 3;
+	if (seen->ret >= 0 && kimage_find(&s, &kern, NULL) == 1) {
+		seen->r = s.recs[kern];
+		seen->r.bytes = NULL;
+		seen->err = 0;
+	}
+	rec_stream_close(&s);
+}
+
+static void kimage_fork(struct __test_metadata *_metadata, __u64 caps,
+			struct kimage_seen *seen)
+{
+	int p[2];
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(p[0]);
+		kimage_as(caps, seen);
+		_exit(write(p[1], seen, sizeof(*seen)) != sizeof(*seen));
+	}
+	close(p[1]);
+	ASSERT_EQ(sizeof(*seen), read(p[0], seen, sizeof(*seen)));
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+}
+
+/*
+ * Whoever may replay gets the image as root does, at kptr_restrict=2:
+ * CAP_PERFMON alone at perf_event_paranoid=2, and an unprivileged user at
+ * perf_event_paranoid=0, who may sample the kernel on every CPU.
+ */
+TEST_F(replay, kernel_image_unprivileged)
+{
+	struct kimage_seen seen;
+	struct kimage k;
+
+	ASSERT_EQ(0, sysctl_set(KPTR, 0));
+	ASSERT_EQ(0, kimage_from_files(&k));
+	ASSERT_EQ(0, sysctl_set(KPTR, 2));
+	/* Has the kernel the type? */
+	ASSERT_EQ(0, rec_stream_open(&self->s, 16));
+	if (rec_replay(&self->s, 1 << KSYM_TYPE_KERNEL, NULL, NULL) == -EINVAL)
+		SKIP(return, "no PERF_RECORD_KSYMBOL_TYPE_KERNEL in this kernel");
+
+	ASSERT_EQ(0, sysctl_set(PARANOID, 2));
+	kimage_fork(_metadata, 1ULL << CAP_PERFMON, &seen);
+	EXPECT_EQ(0, seen.err);
+	EXPECT_EQ(1, seen.ret);
+	kimage_check(_metadata, &seen.r, &k);
+
+	ASSERT_EQ(0, sysctl_set(PARANOID, 0));
+	kimage_fork(_metadata, 0, &seen);
+	EXPECT_EQ(0, seen.err);
+	EXPECT_EQ(1, seen.ret);
+	kimage_check(_metadata, &seen.r, &k);
+}
+
+/*
+ * The example consumer (tools/lib/perf/Documentation/examples/ksymbols.c)
+ * at kptr_restrict=2 prints the image and the test module as the files
+ * give them at kptr_restrict 0: exactly one kernel line, and the module's
+ * core text with its build-id.
+ */
+TEST_F_TIMEOUT(replay, kernel_image_example_consumer, 60)
+{
+	char cmd[PATH_MAX + 16], line[1024], kind[16], name[KSYM_NAME_LEN];
+	char want[41], hex[41], modhex[41];
+	unsigned long long lo, hi, text;
+	int kernels = 0, modules = 0, i, status;
+	__u8 modid[20];
+	struct kimage k;
+	int modid_size;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s/ksymbols", test_binary_dir());
+	if (access(cmd, X_OK))
+		SKIP(return, "no ksymbols example (built only with PERF_RECORD_KSYMBOL_TYPE_KERNEL)");
+	ASSERT_EQ(0, sysctl_set(KPTR, 0));
+	ASSERT_EQ(0, kimage_from_files(&k));
+	ASSERT_EQ(0, test_module_load(KIMAGE_MOD, ""));
+	text = module_section_addr(KIMAGE_MOD, ".text");
+	modid_size = module_note_build_id(KIMAGE_MOD, modid, sizeof(modid));
+	ASSERT_NE(0, text);
+	ASSERT_EQ(20, modid_size);
+	ASSERT_EQ(20, k.id_size);
+	for (i = 0; i < 20; i++) {
+		sprintf(want + 2 * i, "%02x", k.id[i]);
+		sprintf(modhex + 2 * i, "%02x", modid[i]);
+	}
+	ASSERT_EQ(0, sysctl_set(KPTR, 2));
+
+	strcat(cmd, " 0");
+	f = popen(cmd, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		hex[0] = 0;
+		if (sscanf(line, "%15s %llx-%llx %511s build-id %40s", kind, &lo,
+			   &hi, name, hex) < 4)
+			continue;
+		if (!strcmp(kind, "kernel")) {
+			kernels++;
+			EXPECT_EQ(k.stext, lo);
+			EXPECT_EQ(k.etext, hi);
+			EXPECT_STREQ("_stext", name);
+			EXPECT_STREQ(want, hex);
+		} else if (!strcmp(kind, "module") &&
+			   !strcmp(name, KIMAGE_MOD)) {
+			modules++;
+			EXPECT_LE(lo, text);
+			EXPECT_LT(text, hi);
+			EXPECT_STREQ(modhex, hex);
+		}
+	}
+	status = pclose(f);
+	test_module_unload(KIMAGE_MOD);
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(1, kernels);
+	EXPECT_EQ(1, modules);
 }
 
 TEST_HARNESS_MAIN
