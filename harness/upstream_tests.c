@@ -2,10 +2,11 @@
 /*
  * The tests this series adds where upstream keeps them, run in the guest:
  * the perf tests "maps__fixup_overlappings", "ksymbol maps" and "ksymbol
- * text" (tools/perf/tests/maps.c), the perf shell tests record_module.sh
- * and annotate_bpf_gone.sh (tools/perf/tests/shell) and the libperf test
- * test_mmap_read_done() (tools/lib/perf/tests/test-evlist.c).  Each
- * passes only if its output says that the test ran and passed.
+ * text" (tools/perf/tests/maps.c), the perf shell tests record_module.sh,
+ * annotate_bpf_gone.sh and record_kptr_restrict.sh (tools/perf/tests/shell)
+ * and the libperf test test_mmap_read_done()
+ * (tools/lib/perf/tests/test-evlist.c).  Each passes only if its output
+ * says that the test ran and passed.
  */
 #include <errno.h>
 #include <limits.h>
@@ -102,14 +103,16 @@ TEST_F_TIMEOUT(upstream, perf_test_ksymbol_text, 30)
 /*
  * perf test -vv desc, a shell test, in the patched tree's tools/perf with
  * the environment env: it passed.  The line of its output that starts with
- * show goes to the log.
+ * show goes to the log.  If skip is not NULL and the output has it, the
+ * test skips.
  */
 static void perf_shell_test(struct __test_metadata *_metadata,
 			    const char *desc, const char *env,
-			    const char *show)
+			    const char *show, const char *skip)
 {
 	char perf[PATH_MAX], tree[PATH_MAX], cmd[5 * PATH_MAX];
 	char *dir, *line;
+	int st;
 
 	ASSERT_EQ(0, find_perf(perf, sizeof(perf)));
 	tree_dir(tree, sizeof(tree));
@@ -120,7 +123,10 @@ static void perf_shell_test(struct __test_metadata *_metadata,
 	snprintf(cmd, sizeof(cmd), "cd %s/tools/perf && PATH=%s:$PATH %s %s test -vv '%s'",
 		 tree, dir, env, perf, desc);
 	free(dir);
-	EXPECT_EQ(0, run(cmd, out, sizeof(out))) TH_LOG("%s", out);
+	st = run(cmd, out, sizeof(out));
+	if (skip && strstr(out, skip))
+		SKIP(return, "%s", skip);
+	EXPECT_EQ(0, st) TH_LOG("%s", out);
 	line = strstr(out, show);
 	EXPECT_NE(NULL, line) TH_LOG("%s", out);
 	if (line)
@@ -137,7 +143,7 @@ TEST_F_TIMEOUT(upstream, perf_test_shell_record_module, 150)
 	snprintf(env, sizeof(env), "PERF_TEST_DYNTEXT_KO=%s/dyntext_test.ko",
 		 test_binary_dir());
 	perf_shell_test(_metadata, "a module loaded and unloaded mid-record",
-			env, "samples in dyntext_test_busy: ");
+			env, "samples in dyntext_test_busy: ", NULL);
 	test_module_unload("dyntext_test");
 }
 
@@ -147,7 +153,29 @@ TEST_F_TIMEOUT(upstream, perf_test_shell_annotate_bpf_gone, 90)
 		SKIP(return, "needs root");
 	/* perf's own workload bpf_short loads the programs. */
 	perf_shell_test(_metadata, "a short-lived BPF program that is gone",
-			"", "bpf_prog_");
+			"", "bpf_prog_", NULL);
+}
+
+/*
+ * At kptr_restrict=2, with the test module loaded and busy: perf record -a
+ * opens no kernel address file, and perf report names the core kernel's
+ * and the module's samples, given the tree's vmlinux.  It skips (and so
+ * does this test) on a kernel without the kernel image's ksymbol record.
+ */
+TEST_F_TIMEOUT(upstream, perf_test_shell_record_kptr_restrict, 240)
+{
+	char tree[PATH_MAX], env[3 * PATH_MAX];
+
+	if (geteuid())
+		SKIP(return, "needs root");
+	tree_dir(tree, sizeof(tree));
+	snprintf(env, sizeof(env),
+		 "PERF_TEST_VMLINUX=%s/vmlinux PERF_TEST_DYNTEXT_KO=%s/dyntext_test.ko",
+		 tree, test_binary_dir());
+	perf_shell_test(_metadata, "kernel and module samples named at kptr_restrict=2",
+			env, "samples in sys_getppid: ",
+			"Skip: the kernel does not describe its image");
+	test_module_unload("dyntext_test");
 }
 
 /*
