@@ -213,12 +213,14 @@ endif
 # both kernels.
 BENCH_FUNCS ?= 1000 10000 50000
 export BENCH_FUNCS
-bench: kernel perf selftests harness baseline
+bench: kernel perf stock-perf selftests harness baseline
 	@$(MAKE) -s -C $(KTREE)/tools/testing/selftests/dyntext \
 		OUTPUT=$(ST_OUT) KHDR_INCLUDES="-isystem $(KTREE)/usr/include" \
 		$(foreach n,$(BENCH_FUNCS),$(ST_OUT)/dyntext_funcs_$(n).ko)
 	@$(HARNESS_MAKE) FUNCS_NS="$(BENCH_FUNCS)" STOCK_KDIR=$(STOCK) stock-modules
-	@$(TOP)/scripts/bench $(BZIMAGE) $(STOCK_BZIMAGE) $(ST_OUT) $(PERF) $(B)/bench
+	@$(HARNESS_MAKE) STOCK_KDIR=$(STOCK) many-modules
+	@BENCH_STOCK_PERF=$(STOCK_PERF) $(TOP)/scripts/bench $(BZIMAGE) \
+		$(STOCK_BZIMAGE) $(ST_OUT) $(PERF) $(B)/bench
 
 # Reliability on the debug kernel (configs/debug.config, own tree
 # build/kernel-debug; its tests and modules in build/selftests-debug): the

@@ -6,6 +6,8 @@
  *                                      with N1, N2, ... programs loaded
  *   dyntext_bench load COUNT           BPF program load+unload rate
  *   dyntext_bench recstart N PERF      perf record start-up with N programs
+ *   dyntext_bench hold N               N programs loaded until a line on
+ *                                      stdin
  *   dyntext_bench replay N [PAGES]     PERF_EVENT_IOC_KSYMBOL_REPLAY with N
  *                                      trivial programs loaded: time (best
  *                                      of 5), records and bytes
@@ -1001,6 +1003,29 @@ static int bench_recstart(long n, const char *perf)
 	return 0;
 }
 
+/*
+ * N trivial programs held loaded between two lines: "# hold: N loaded" on
+ * stdout once they are, then until a line (or end of file) on stdin, for
+ * a workload the caller runs meanwhile (recfiles in scripts/guest-bench).
+ */
+static int bench_hold(long n)
+{
+	char line[64];
+	int *fds, i;
+
+	fds = load_many(n);
+	if (!fds)
+		return 1;
+	printf("# hold: %ld loaded\n", n);
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		line[0] = 0;
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	return 0;
+}
+
 /* write_str() with a message naming what failed. */
 static int write_file(const char *path, const char *val)
 {
@@ -1223,6 +1248,8 @@ int main(int argc, char **argv)
 		return bench_replay(atol(argv[2]), argc == 4 ? atol(argv[3]) : 2048);
 	if (argc == 4 && !strcmp(argv[1], "recstart"))
 		return bench_recstart(atol(argv[2]), argv[3]);
+	if (argc == 3 && !strcmp(argv[1], "hold"))
+		return bench_hold(atol(argv[2]));
 	if (argc >= 5 && !strcmp(argv[1], "lookup"))
 		return bench_lookup(argv[2], atol(argv[3]), argc - 4, argv + 4);
 	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "open"))) &&
@@ -1238,7 +1265,7 @@ int main(int argc, char **argv)
 	    !strcmp(argv[1], "modload"))
 		return bench_modload(argv[2], atol(argv[3]), argc == 5);
 	fprintf(stderr, "usage: %s kallsyms N... | load COUNT | replay N [PAGES] |\n"
-		"       recstart N PERF |\n"
+		"       recstart N PERF | hold N |\n"
 		"       lookup KO CALLS N... | modload KO COUNT [listen] |\n"
 		"       modfuncs KO CALLS FKO... |\n"
 		"       stale N COUNT [open] | spin SECS | latency N STALE\n",
