@@ -157,9 +157,10 @@ TEST_F_TIMEOUT(upstream, perf_test_shell_annotate_bpf_gone, 90)
 }
 
 /*
- * At kptr_restrict=2, with the test module loaded and busy: perf record -a
- * opens no kernel address file, and perf report names the core kernel's
- * and the module's samples, given the tree's vmlinux.  It skips (and so
+ * At kptr_restrict=2, with the test module loaded and busy and perf's BPF
+ * workload running: perf record -a opens no kernel address file, and perf
+ * report names the core kernel's, the module's and the program's samples,
+ * given the tree's vmlinux.  It skips (and so
  * does this test) on a kernel without the kernel image's ksymbol record.
  */
 TEST_F_TIMEOUT(upstream, perf_test_shell_record_kptr_restrict, 240)
@@ -172,7 +173,7 @@ TEST_F_TIMEOUT(upstream, perf_test_shell_record_kptr_restrict, 240)
 	snprintf(env, sizeof(env),
 		 "PERF_TEST_VMLINUX=%s/vmlinux PERF_TEST_DYNTEXT_KO=%s/dyntext_test.ko",
 		 tree, test_binary_dir());
-	perf_shell_test(_metadata, "kernel and module samples named at kptr_restrict=2",
+	perf_shell_test(_metadata, "module and BPF samples named at kptr_restrict=2",
 			env, "samples in sys_getppid: ",
 			"Skip: the kernel does not describe its image");
 	test_module_unload("dyntext_test");

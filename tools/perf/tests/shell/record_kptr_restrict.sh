@@ -1,5 +1,5 @@
 #!/bin/sh
-# perf record: kernel and module samples named at kptr_restrict=2
+# perf record: kernel, module and BPF samples named at kptr_restrict=2
 # SPDX-License-Identifier: GPL-2.0
 #
 # At kernel.kptr_restrict=2 /proc/kallsyms and /proc/modules show zeros
@@ -11,7 +11,8 @@
 # /proc/kallsyms, /proc/modules, /sys/kernel/notes and /sys/module/*/notes
 # (strace), not even to copy /proc/kallsyms into the build-id cache, and
 # perf report, given vmlinux, names the samples of a getppid() loop (perf
-# bench syscall basic) in sys_getppid.  On a kernel that does not, the
+# bench syscall basic) in sys_getppid, and those of perf's own BPF
+# workload (bpf_short) after its program.  On a kernel that does not, the
 # test is skipped.
 #
 # vmlinux is PERF_TEST_VMLINUX, or the tree's (where make puts it).  If
@@ -61,13 +62,18 @@ if [ -n "${ko}" ]; then
 else
 	work="sleep 1"
 fi
+if ! perf test -w bpf_short 0.01 > /dev/null 2>&1; then
+	echo "Skip: cannot load BPF programs (perf without libbpf?)"
+	exit 2
+fi
 
 echo 2 > /proc/sys/kernel/kptr_restrict
 perf bench syscall basic --loop 1000000000 > /dev/null 2>&1 &
 bench=$!
 strace -f -qq -e trace=openat -o "${tmpdir}/strace" \
 	${perf} record -v -a -e cpu-clock -F 999 -o "${perfdata}" \
-	-- sh -c "${work}; sleep 1" > "${tmpdir}/log" 2>&1 ||
+	-- sh -c "${work}; perf test -w bpf_short 1 > ${tmpdir}/bpf" \
+	> "${tmpdir}/log" 2>&1 ||
 	echo "perf record: exit status $?"
 kill "${bench}" 2>/dev/null || true
 bench=
@@ -109,9 +115,23 @@ if [ "${named}" -lt 10 ]; then
 	grep "\[k\]" "${tmpdir}/report" | head -10
 	exit 1
 fi
+${perf} script -i "${perfdata}" --vmlinux "${vmlinux}" -F ip,sym,dso \
+	> "${tmpdir}/script" 2>/dev/null
+sym=$(tail -n 1 "${tmpdir}/bpf")
+case "${sym}" in
+bpf_prog_*) ;;
+*)
+	echo "FAIL: the BPF programs did not run"
+	exit 1
+	;;
+esac
+named=$(grep -c " ${sym} " "${tmpdir}/script" || true)
+echo "samples in ${sym}: ${named}"
+if [ "${named}" -lt 1 ]; then
+	echo "FAIL: BPF samples are not named"
+	exit 1
+fi
 if [ -n "${ko}" ]; then
-	${perf} script -i "${perfdata}" --vmlinux "${vmlinux}" -F ip,sym,dso \
-		> "${tmpdir}/script" 2>/dev/null
 	named=$(grep -c "dyntext_test_busy (.*${mod}" "${tmpdir}/script" || true)
 	unnamed=$(grep -c "\[unknown\] (.*${mod}" "${tmpdir}/script" || true)
 	echo "samples in dyntext_test_busy: ${named}, unnamed in the module: ${unnamed}"
