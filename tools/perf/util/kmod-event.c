@@ -231,7 +231,11 @@ static void kmod_pending__flush(struct kmod_capture *kc)
 	if (!kc->pending.nr)
 		return;
 	snprintf(path, sizeof(path), "%s/kallsyms", procfs__mountpoint());
-	if (kallsyms__parse(path, kc, kmod_syms__add))
+	/* Zeros (kptr_restrict): no function would fall in a region. */
+	if (symbol__restricted_filename(path, "/proc/kallsyms"))
+		pr_debug("kmod: %s shows no addresses, %u module text regions without functions\n",
+			 path, kc->pending.nr);
+	else if (kallsyms__parse(path, kc, kmod_syms__add))
 		pr_debug("cannot read the functions of module text in %s\n", path);
 	else
 		pr_debug("kmod: one read of %s for %u module text regions\n",

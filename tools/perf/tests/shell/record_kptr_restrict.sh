@@ -17,9 +17,11 @@
 #
 # vmlinux is PERF_TEST_VMLINUX, or the tree's (where make puts it).  If
 # PERF_TEST_DYNTEXT_KO names a module (dyntext_test.ko of
-# tools/testing/selftests/dyntext), it is loaded before perf record and
-# kept busy in dyntext_test_busy() while it runs, and its file goes to
-# the build-id cache: perf report must name its samples by function.
+# tools/testing/selftests/dyntext), its file goes to the build-id cache,
+# it is loaded before perf record, kept busy in dyntext_test_busy(), then
+# unloaded and loaded again while perf records, and kept busy again: perf
+# report must name the samples of both loads by function, and perf record
+# must not read /proc/kallsyms for the second one either.
 
 set -e
 
@@ -58,7 +60,8 @@ if [ -n "${ko}" ]; then
 	rmmod ${mod} 2>/dev/null || true
 	insmod "${ko}"
 	${perf} buildid-cache --add "${ko}"
-	work="echo 1000 > /sys/module/${mod}/parameters/spin_ms"
+	spin="echo 1000 > /sys/module/${mod}/parameters/spin_ms"
+	work="${spin}; rmmod ${mod}; insmod ${ko}; ${spin}"
 else
 	work="sleep 1"
 fi
