@@ -243,7 +243,8 @@ ST_DEBUG_OUT := $(B)/selftests-debug/dyntext
 # with other work.
 STRESS_RUN = $(TOP)/scripts/vm-run --kernel $(DEBUG_BZIMAGE) --job $(1) \
 	--timeout $$(( $(2) + $(3) + 2400 )) -- \
-	env STOCK_PERF=$(STOCK_PERF) $(TOP)/scripts/guest-stress \
+	env STOCK_PERF=$(STOCK_PERF) DYNTEXT_VMLINUX=$(B)/kernel-debug/vmlinux \
+	$(TOP)/scripts/guest-stress \
 	/run/job/results $(2) $(3) $(B)/perf/perf $(ST_DEBUG_OUT) $(4) \
 	|| echo "make stress: the guest run ended with status $$?"
 

@@ -160,19 +160,29 @@ TEST_F_TIMEOUT(upstream, perf_test_shell_annotate_bpf_gone, 90)
  * At kptr_restrict=2, with the test module loaded and busy and perf's BPF
  * workload running: perf record -a opens no kernel address file, and perf
  * report names the core kernel's, the module's and the program's samples,
- * given the tree's vmlinux.  It skips (and so
+ * given the running kernel's vmlinux ($DYNTEXT_VMLINUX, else the tree's).
+ * It skips (and so
  * does this test) on a kernel without the kernel image's ksymbol record.
  */
 TEST_F_TIMEOUT(upstream, perf_test_shell_record_kptr_restrict, 240)
 {
-	char tree[PATH_MAX], env[3 * PATH_MAX];
+	char tree[PATH_MAX], vmlinux[PATH_MAX + 16], env[3 * PATH_MAX];
+	const char *run = getenv("DYNTEXT_VMLINUX");
 
 	if (geteuid())
 		SKIP(return, "needs root");
 	tree_dir(tree, sizeof(tree));
+	/*
+	 * perf report takes vmlinux only if its build-id is the running
+	 * kernel's: the debug kernel's is not the tree's, where perf is.
+	 */
+	if (run)
+		snprintf(vmlinux, sizeof(vmlinux), "%s", run);
+	else
+		snprintf(vmlinux, sizeof(vmlinux), "%s/vmlinux", tree);
 	snprintf(env, sizeof(env),
-		 "PERF_TEST_VMLINUX=%s/vmlinux PERF_TEST_DYNTEXT_KO=%s/dyntext_test.ko",
-		 tree, test_binary_dir());
+		 "PERF_TEST_VMLINUX=%s PERF_TEST_DYNTEXT_KO=%s/dyntext_test.ko",
+		 vmlinux, test_binary_dir());
 	perf_shell_test(_metadata, "module and BPF samples named at kptr_restrict=2",
 			env, "samples in sys_getppid: ",
 			"Skip: the kernel does not describe its image");
